@@ -1,0 +1,1671 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * pmadvise - give memory-management advice to another process
+ *
+ * Opens each target race-free through a pidfd, picks address ranges from
+ * the command line, --maps input and selectors over /proc/PID/maps, advises
+ * them with batched process_madvise(2) calls and prints one row per piece.
+ */
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+
+#include <ctype.h>
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#ifdef HAVE_SYS_PIDFD_H
+# include <sys/pidfd.h>
+#endif
+
+#include <libsmartcols.h>
+
+#include "lib/parse.h"
+
+#ifndef PACKAGE_VERSION
+# define PACKAGE_VERSION "unknown"
+#endif
+
+/* Fallbacks for headers older than the kernels that know these. */
+#ifndef MADV_WILLNEED
+# define MADV_WILLNEED 3
+#endif
+#ifndef MADV_MERGEABLE
+# define MADV_MERGEABLE 12
+#endif
+#ifndef MADV_UNMERGEABLE
+# define MADV_UNMERGEABLE 13
+#endif
+#ifndef MADV_COLD
+# define MADV_COLD 20
+#endif
+#ifndef MADV_PAGEOUT
+# define MADV_PAGEOUT 21
+#endif
+#ifndef MADV_COLLAPSE
+# define MADV_COLLAPSE 25
+#endif
+#ifndef PR_SET_MEMORY_MERGE
+# define PR_SET_MEMORY_MERGE 67
+#endif
+#ifndef SYS_process_madvise
+# define SYS_process_madvise 440
+#endif
+#ifndef SYS_pidfd_open
+# define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+# define SYS_pidfd_send_signal 424
+#endif
+
+#define PF_KTHREAD		0x00200000	/* include/linux/sched.h */
+
+/* The kernel takes at most UIO_MAXIOV iovecs per call ... */
+#define BATCH_MAX_ENTRIES	1024
+/* ... and silently truncates a call's total to MAX_RW_COUNT bytes. */
+#define MAX_RW_COUNT		UINT64_C(0x7ffff000)
+/* EAGAIN and EINTR are retried this many times at the same place. */
+#define MAX_RETRIES		5
+
+#define EXIT_NOT_SUPPORTED	2
+#define EXIT_SOME_FAILED	64
+
+/*
+ * Advice
+ */
+struct advice_info {
+	const char *name;
+	int value;
+	const char *remote_since;	/* NULL: mainline never took it remotely */
+	const char *effect;
+};
+
+static const struct advice_info advices[] = {
+	{ "cold",        MADV_COLD,        "5.10", "deactivate: first in line for reclaim" },
+	{ "pageout",     MADV_PAGEOUT,     "5.10", "reclaim now: drop file pages, swap out anonymous ones" },
+	{ "willneed",    MADV_WILLNEED,    "5.15", "read ahead, swap in" },
+	{ "collapse",    MADV_COLLAPSE,    "6.1",  "collapse into transparent huge pages now" },
+	{ "mergeable",   MADV_MERGEABLE,   NULL,   "let KSM merge identical pages" },
+	{ "unmergeable", MADV_UNMERGEABLE, NULL,   "undo mergeable" },
+};
+
+/* Advice that can lose data is never offered, not even as a number. */
+static const int destructive_advice[] = {
+	4,	/* MADV_DONTNEED */
+	8,	/* MADV_FREE */
+	9,	/* MADV_REMOVE */
+	18,	/* MADV_WIPEONFORK */
+	24,	/* MADV_DONTNEED_LOCKED */
+	100,	/* MADV_HWPOISON */
+	101,	/* MADV_SOFT_OFFLINE */
+	102,	/* MADV_GUARD_INSTALL */
+};
+
+/*
+ * Output columns
+ */
+enum {
+	COL_PID,
+	COL_COMM,
+	COL_START,
+	COL_END,
+	COL_SIZE,
+	COL_PERMS,
+	COL_OFFSET,
+	COL_DEVICE,
+	COL_INODE,
+	COL_PATH,
+	COL_ADVICE,
+	COL_ADVISED,
+	COL_STATUS,
+	COL_ERRNO,
+	COL_REASON,
+	NCOLUMNS
+};
+
+enum column_type { TYPE_STRING, TYPE_NUMBER, TYPE_SIZE };
+
+struct colinfo {
+	const char *name;
+	double whint;
+	int flags;
+	enum column_type type;
+	const char *help;
+};
+
+static const struct colinfo infos[NCOLUMNS] = {
+	[COL_PID]     = { "PID",     5, SCOLS_FL_RIGHT, TYPE_NUMBER, "process ID of the target" },
+	[COL_COMM]    = { "COMM",   15, 0,              TYPE_STRING, "command name of the target" },
+	[COL_START]   = { "START",  12, SCOLS_FL_RIGHT, TYPE_STRING, "start address of the piece (hexadecimal)" },
+	[COL_END]     = { "END",    12, SCOLS_FL_RIGHT, TYPE_STRING, "end address of the piece, exclusive (hexadecimal)" },
+	[COL_SIZE]    = { "SIZE",    5, SCOLS_FL_RIGHT, TYPE_SIZE,   "size of the piece" },
+	[COL_PERMS]   = { "PERMS",   4, 0,              TYPE_STRING, "permissions of the mapping, as in /proc/PID/maps" },
+	[COL_OFFSET]  = { "OFFSET",  8, SCOLS_FL_RIGHT, TYPE_STRING, "file offset of the piece (hexadecimal)" },
+	[COL_DEVICE]  = { "DEVICE",  5, 0,              TYPE_STRING, "device of the mapped file (major:minor)" },
+	[COL_INODE]   = { "INODE",   5, SCOLS_FL_RIGHT, TYPE_NUMBER, "inode of the mapped file" },
+	[COL_PATH]    = { "PATH",   0.3, SCOLS_FL_TRUNC, TYPE_STRING, "mapped file or [name] of the mapping" },
+	[COL_ADVICE]  = { "ADVICE",  8, 0,              TYPE_STRING, "advice given" },
+	[COL_ADVISED] = { "ADVISED", 5, SCOLS_FL_RIGHT, TYPE_SIZE,   "bytes the kernel reports advised" },
+	[COL_STATUS]  = { "STATUS",  7, 0,              TYPE_STRING, "ok, failed, unmapped, skipped, not-run, partial or dry-run" },
+	[COL_ERRNO]   = { "ERRNO",   6, 0,              TYPE_STRING, "error the kernel returned" },
+	[COL_REASON]  = { "REASON", 0.3, SCOLS_FL_TRUNC, TYPE_STRING, "why the piece was not advised" },
+};
+
+static const int default_columns[] = {
+	COL_START, COL_END, COL_SIZE, COL_PERMS, COL_ADVISED, COL_STATUS, COL_PATH
+};
+
+/*
+ * Pieces and targets
+ */
+enum status {
+	ST_PENDING,			/* not advised yet */
+	ST_OK,
+	ST_FAILED,
+	ST_UNMAPPED,
+	ST_SKIPPED,
+	ST_NOT_RUN,
+	ST_PARTIAL,
+	ST_DRY_RUN
+};
+
+static const char *const status_names[] = {
+	[ST_PENDING]  = "pending",
+	[ST_OK]       = "ok",
+	[ST_FAILED]   = "failed",
+	[ST_UNMAPPED] = "unmapped",
+	[ST_SKIPPED]  = "skipped",
+	[ST_NOT_RUN]  = "not-run",
+	[ST_PARTIAL]  = "partial",
+	[ST_DRY_RUN]  = "dry-run",
+};
+
+/* One row: a part of one mapping, or a hole in an explicit range. */
+struct piece {
+	uint64_t start;
+	uint64_t end;
+	const struct maps_entry *mapping;	/* NULL for a hole */
+	uint64_t advised;			/* bytes done so far */
+	enum status status;
+	int error;				/* errno, 0 if none */
+	const char *reason;
+	bool selected;				/* by --select/--exclude alone */
+};
+
+struct target {
+	pid_t pid;
+	int pidfd;
+	int procfd;			/* /proc/PID, pinned by the pidfd check */
+	char comm[64];
+	char *maps_text;		/* maps entries point into this */
+	struct maps_entry *maps;
+	size_t nmaps;
+	struct piece *pieces;
+	size_t npieces;
+	int error;			/* fatal for this target, 0 if none */
+};
+
+/* Everything a run needs: options, targets and the output table. */
+struct pmadvise {
+	const struct advice_info *advice;	/* NULL for a bare number */
+	int advice_value;
+	const char *advice_name;
+
+	struct target *targets;
+	size_t ntargets;
+
+	struct range *ranges;		/* positional and --maps */
+	size_t nranges;
+	struct selector *selects;
+	size_t nselects;
+	struct selector *excludes;
+	size_t nexcludes;
+
+	int columns[NCOLUMNS * 2];
+	size_t ncolumns;
+
+	uint64_t page_size;
+
+	bool dry_run;
+	bool json;
+	bool raw;
+	bool noheadings;
+	bool bytes;
+	bool quiet;
+	bool unsupported;		/* the kernel refused the advice as such */
+};
+
+/*
+ * Small helpers
+ */
+static void *xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (!p)
+		err(EXIT_FAILURE, "cannot allocate %zu bytes", size);
+	return p;
+}
+
+static void *xreallocarray(void *ptr, size_t nmemb, size_t size)
+{
+	void *p;
+
+	if (size && nmemb > SIZE_MAX / size)
+		errx(EXIT_FAILURE, "cannot allocate %zu x %zu bytes", nmemb, size);
+	p = realloc(ptr, nmemb && size ? nmemb * size : 1);
+	if (!p)
+		err(EXIT_FAILURE, "cannot allocate %zu x %zu bytes", nmemb, size);
+	return p;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (!p)
+		err(EXIT_FAILURE, "cannot allocate memory");
+	return p;
+}
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		err(EXIT_FAILURE, "cannot allocate memory");
+	return s;
+}
+
+/* "4K", "1.5M": base 1024, one decimal where it says something. */
+static char *human_size(uint64_t bytes)
+{
+	static const char units[] = "BKMGTPE";
+	uint64_t whole = bytes, rest = 0;
+	size_t unit = 0;
+
+	while (whole >= 1024 && unit < sizeof(units) - 2) {
+		rest = whole % 1024;
+		whole /= 1024;
+		unit++;
+	}
+	/* one decimal, rounded; 1023.95K stays 1023.9K rather than 1024.0K */
+	rest = (rest * 10 + 512) / 1024;
+	if (rest >= 10)
+		rest = 9;
+	if (unit == 0 || rest == 0)
+		return xasprintf("%" PRIu64 "%c", whole, units[unit]);
+	return xasprintf("%" PRIu64 ".%" PRIu64 "%c", whole, rest, units[unit]);
+}
+
+static void close_stdout(void)
+{
+	/* A reader that went away (| head -1) is not an error worth a word. */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		if (errno == EPIPE)
+			_exit(EXIT_FAILURE);
+		warn("write error");
+		_exit(EXIT_FAILURE);
+	}
+	if (fclose(stdout) != 0 && errno != EPIPE) {
+		warn("write error");
+		_exit(EXIT_FAILURE);
+	}
+}
+
+/* Reads a whole file relative to dirfd; NUL-terminated, *len without it. */
+static char *read_proc_file(int dirfd, const char *name, size_t *len)
+{
+	size_t size = 0, alloc = 65536;
+	char *buf;
+	int fd;
+
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	buf = xmalloc(alloc);
+	for (;;) {
+		ssize_t n;
+
+		if (alloc - size < 4096) {
+			alloc *= 2;
+			buf = xreallocarray(buf, alloc, 1);
+		}
+		n = read(fd, buf + size, alloc - size - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		if (n == 0)
+			break;
+		size += (size_t) n;
+	}
+	if (buf) {
+		buf[size] = '\0';
+		if (len)
+			*len = size;
+	}
+	{
+		int saved = errno;
+
+		close(fd);
+		errno = saved;
+	}
+	return buf;
+}
+
+/*
+ * System calls, through libc where it has them
+ */
+static int sys_pidfd_open(pid_t pid)
+{
+#ifdef HAVE_PIDFD_OPEN
+	return pidfd_open(pid, 0);
+#else
+	return (int) syscall(SYS_pidfd_open, pid, 0);
+#endif
+}
+
+static int sys_pidfd_send_signal(int pidfd, int sig)
+{
+#ifdef HAVE_PIDFD_SEND_SIGNAL
+	return pidfd_send_signal(pidfd, sig, NULL, 0);
+#else
+	return (int) syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+#endif
+}
+
+static ssize_t sys_process_madvise(int pidfd, const struct iovec *iov,
+				   size_t n, int advice)
+{
+#ifdef HAVE_PROCESS_MADVISE
+	return process_madvise(pidfd, iov, n, advice, 0);
+#else
+	return syscall(SYS_process_madvise, pidfd, iov, n, advice, 0);
+#endif
+}
+
+/*
+ * Parsing the command line
+ */
+static const char *advice_display_name(const struct pmadvise *ctl)
+{
+	return ctl->advice_name;
+}
+
+static void parse_advice(struct pmadvise *ctl, const char *arg)
+{
+	const char *name = arg;
+	size_t i;
+
+	if (strncasecmp(name, "MADV_", 5) == 0)
+		name += 5;
+	for (i = 0; i < sizeof(advices) / sizeof(advices[0]); i++) {
+		if (strcasecmp(name, advices[i].name) == 0) {
+			ctl->advice = &advices[i];
+			ctl->advice_value = advices[i].value;
+			ctl->advice_name = advices[i].name;
+			return;
+		}
+	}
+
+	if (isdigit((unsigned char) *arg)) {
+		char *end;
+		long value;
+
+		errno = 0;
+		value = strtol(arg, &end, 10);
+		if (errno || *end || value < 0 || value > INT_MAX)
+			errx(EXIT_FAILURE, "invalid advice number '%s'", arg);
+		for (i = 0; i < sizeof(destructive_advice) / sizeof(destructive_advice[0]); i++)
+			if (destructive_advice[i] == value)
+				errx(EXIT_FAILURE, "advice %ld can lose data and is never given", value);
+		for (i = 0; i < sizeof(advices) / sizeof(advices[0]); i++) {
+			if (advices[i].value == value) {
+				ctl->advice = &advices[i];
+				ctl->advice_name = advices[i].name;
+				ctl->advice_value = (int) value;
+				return;
+			}
+		}
+		ctl->advice = NULL;
+		ctl->advice_value = (int) value;
+		ctl->advice_name = arg;
+		return;
+	}
+
+	if (strcasecmp(name, "dontneed") == 0 || strcasecmp(name, "free") == 0
+	    || strcasecmp(name, "remove") == 0 || strcasecmp(name, "wipeonfork") == 0
+	    || strcasecmp(name, "dontneed_locked") == 0)
+		errx(EXIT_FAILURE, "advice '%s' can lose data and is never given", arg);
+	errx(EXIT_FAILURE, "unknown advice '%s' (known: cold, pageout, willneed, "
+	     "collapse, mergeable, unmergeable)", arg);
+}
+
+static int column_name_to_id(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < NCOLUMNS; i++) {
+		if (strlen(infos[i].name) == len && strncasecmp(infos[i].name, name, len) == 0)
+			return (int) i;
+	}
+	return -1;
+}
+
+static void add_column(struct pmadvise *ctl, int id)
+{
+	if (ctl->ncolumns >= sizeof(ctl->columns) / sizeof(ctl->columns[0]))
+		errx(EXIT_FAILURE, "too many columns in --output");
+	ctl->columns[ctl->ncolumns++] = id;
+}
+
+static void parse_columns(struct pmadvise *ctl, const char *list)
+{
+	const char *p = list;
+
+	if (*p == '+')
+		p++;
+	else
+		ctl->ncolumns = 0;
+	do {
+		size_t len = strcspn(p, ",");
+		int id = column_name_to_id(p, len);
+
+		if (id < 0)
+			errx(EXIT_FAILURE, "unknown column '%.*s' in --output (see --list-columns)",
+			     (int) len, p);
+		add_column(ctl, id);
+		p += len;
+	} while (*p++ == ',');
+}
+
+static void add_pid(struct pmadvise *ctl, const char *text)
+{
+	const char *p = text;
+
+	do {
+		size_t len = strcspn(p, ","), i;
+		struct target *t;
+		char *end;
+		long pid;
+
+		errno = 0;
+		pid = len ? strtol(p, &end, 10) : 0;
+		if (!len || !isdigit((unsigned char) *p) || errno || end != p + len
+		    || pid <= 0 || pid > INT_MAX)
+			errx(EXIT_FAILURE, "invalid PID '%.*s' in --pid '%s'", (int) len, p, text);
+		if (pid == getpid())
+			errx(EXIT_FAILURE, "PID %ld is pmadvise itself", pid);
+		for (i = 0; i < ctl->ntargets; i++)
+			if (ctl->targets[i].pid == pid)
+				break;
+		if (i == ctl->ntargets) {
+			ctl->targets = xreallocarray(ctl->targets, ctl->ntargets + 1,
+						     sizeof(*ctl->targets));
+			t = &ctl->targets[ctl->ntargets++];
+			memset(t, 0, sizeof(*t));
+			t->pid = (pid_t) pid;
+			t->pidfd = -1;
+			t->procfd = -1;
+		}
+		p += len;
+	} while (*p++ == ',');
+}
+
+static void add_range(struct pmadvise *ctl, const struct range *range)
+{
+	if (ctl->nranges % 64 == 0)
+		ctl->ranges = xreallocarray(ctl->ranges, ctl->nranges + 64, sizeof(*ctl->ranges));
+	ctl->ranges[ctl->nranges++] = *range;
+}
+
+static void parse_range_arg(struct pmadvise *ctl, const char *arg)
+{
+	struct range range;
+	const char *why = NULL;
+
+	if (parse_range(arg, ctl->page_size, &range, &why) != 0)
+		errx(EXIT_FAILURE, "invalid range '%s': %s", arg, why);
+	add_range(ctl, &range);
+}
+
+static void add_selector(struct selector **list, size_t *n, const char *text,
+			 const char *option)
+{
+	struct selector sel;
+	const char *why = NULL;
+	char *bad = NULL;
+
+	if (parse_selector(text, &sel, &why, &bad) != 0) {
+		if (bad)
+			errx(EXIT_FAILURE, "invalid %s '%s': %s '%s'", option, text, why, bad);
+		errx(EXIT_FAILURE, "invalid %s '%s': %s", option, text, why);
+	}
+	*list = xreallocarray(*list, *n + 1, sizeof(**list));
+	(*list)[(*n)++] = sel;
+}
+
+static void read_maps_input(struct pmadvise *ctl, const char *file)
+{
+	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "r");
+	const char *name = f == stdin ? "standard input" : file;
+	size_t alloc = 0, lineno = 0;
+	char *line = NULL;
+	ssize_t len;
+
+	if (!f)
+		err(EXIT_FAILURE, "cannot open --maps file %s", file);
+	while ((len = getline(&line, &alloc, f)) >= 0) {
+		struct range range;
+		const char *why = NULL;
+		int rc;
+
+		lineno++;
+		if (memchr(line, '\0', (size_t) len))
+			errx(EXIT_FAILURE, "--maps %s: line %zu: contains a NUL byte", name, lineno);
+		rc = parse_maps_input_line(line, ctl->page_size, &range, &why);
+		if (rc == -ENODATA)
+			continue;
+		if (rc == -ENOMEM)
+			errx(EXIT_FAILURE, "cannot allocate memory");
+		if (rc)
+			errx(EXIT_FAILURE, "--maps %s: line %zu: %s", name, lineno, why);
+		add_range(ctl, &range);
+	}
+	if (ferror(f))
+		err(EXIT_FAILURE, "cannot read --maps %s", name);
+	free(line);
+	if (f != stdin)
+		fclose(f);
+}
+
+/*
+ * Targets
+ */
+static void read_comm(struct target *t)
+{
+	char *text = read_proc_file(t->procfd, "comm", NULL);
+
+	if (text) {
+		text[strcspn(text, "\n")] = '\0';
+		snprintf(t->comm, sizeof(t->comm), "%s", text);
+		free(text);
+	}
+}
+
+/* A PID that names a thread of another process: its thread-group ID. */
+static pid_t thread_group_of(pid_t tid)
+{
+	char path[64], *text, *p;
+	pid_t tgid = 0;
+	int dirfd;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int) tid);
+	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return 0;
+	text = read_proc_file(dirfd, "status", NULL);
+	close(dirfd);
+	if (text && (p = strstr(text, "\nTgid:")))
+		tgid = (pid_t) strtol(p + 6, NULL, 10);
+	free(text);
+	return tgid;
+}
+
+/* Zombies and kernel threads have no address space to advise. */
+static const char *no_address_space(struct target *t)
+{
+	unsigned long flags = 0;
+	char *text, *p, state = '?';
+	const char *why = NULL;
+	int field;
+
+	text = read_proc_file(t->procfd, "stat", NULL);
+	if (!text)
+		return errno == ESRCH ? "process has exited" : NULL;
+	/* "pid (comm) state ppid ..." where comm may hold spaces and ')' */
+	p = strrchr(text, ')');
+	if (p && p[1] == ' ') {
+		p += 2;
+		state = *p;
+		/* flags is field 9; state is field 3 */
+		for (field = 3; field < 9 && p; field++) {
+			p = strchr(p, ' ');
+			if (p)
+				p++;
+		}
+		if (p)
+			flags = strtoul(p, NULL, 10);
+	}
+	if (state == 'Z' || state == 'X')
+		why = "process is a zombie: it has no memory left to advise";
+	else if (flags & PF_KTHREAD)
+		why = "process is a kernel thread: it has no user memory";
+	free(text);
+	return why;
+}
+
+/*
+ * Pins the process race-free: the pidfd is taken first, then /proc/PID is
+ * opened, then the pidfd confirms the process is still alive.  A live pidfd
+ * keeps its PID from being reused, so the directory is that process's.
+ */
+static int pin_target(struct target *t, int pidfd)
+{
+	char path[64];
+	const char *why;
+
+	t->pidfd = pidfd;
+	snprintf(path, sizeof(path), "/proc/%d", (int) t->pid);
+	t->procfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (t->procfd < 0) {
+		if (errno == ENOENT)
+			errno = ESRCH;
+		warn("PID %d: cannot open %s", (int) t->pid, path);
+		return -errno;
+	}
+	/* EPERM only says we may not signal it: it is alive all the same. */
+	if (sys_pidfd_send_signal(t->pidfd, 0) != 0 && errno != EPERM) {
+		warnx("PID %d: process has exited", (int) t->pid);
+		return -ESRCH;
+	}
+	why = no_address_space(t);
+	if (why) {
+		warnx("PID %d: %s", (int) t->pid, why);
+		return -ESRCH;
+	}
+	read_comm(t);
+	return 0;
+}
+
+static int open_target(struct target *t)
+{
+	int pidfd = sys_pidfd_open(t->pid);
+
+	if (pidfd < 0) {
+		int saved = errno;
+		pid_t tgid;
+
+		if (saved == ESRCH) {
+			warnx("PID %d: no such process", (int) t->pid);
+		} else if (saved == EINVAL && (tgid = thread_group_of(t->pid)) > 0
+			   && tgid != t->pid) {
+			warnx("PID %d is a thread of process %d: use --pid %d",
+			      (int) t->pid, (int) tgid, (int) tgid);
+		} else if (saved == ENOSYS) {
+			warnx("PID %d: pidfd_open is not available: pmadvise needs Linux 5.10 or later",
+			      (int) t->pid);
+		} else {
+			errno = saved;
+			warn("PID %d: cannot open a pidfd", (int) t->pid);
+		}
+		return saved == ENOSYS ? -ENOSYS : -saved;
+	}
+	return pin_target(t, pidfd);
+}
+
+/* --pidfd FD: the PID behind it comes from /proc/self/fdinfo/FD. */
+static void add_pidfd(struct pmadvise *ctl, const char *arg)
+{
+	struct target *t;
+	char path[64], *text, *p, *end;
+	long fd, pid;
+	struct stat st;
+
+	errno = 0;
+	fd = strtol(arg, &end, 10);
+	if (!isdigit((unsigned char) *arg) || errno || *end || fd > INT_MAX)
+		errx(EXIT_FAILURE, "invalid file descriptor '%s' for --pidfd", arg);
+	if (fstat((int) fd, &st) != 0)
+		errx(EXIT_FAILURE, "--pidfd %ld: file descriptor is not open", fd);
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%ld", fd);
+	text = read_proc_file(AT_FDCWD, path, NULL);
+	if (!text)
+		err(EXIT_FAILURE, "--pidfd %ld: cannot read %s", fd, path);
+	p = strstr(text, "\nPid:");
+	if (!p && strncmp(text, "Pid:", 4) == 0)
+		p = text - 1;
+	if (!p)
+		errx(EXIT_FAILURE, "--pidfd %ld: file descriptor is not a pidfd", fd);
+	pid = strtol(p + 5, NULL, 10);
+	free(text);
+	if (pid == -1)
+		errx(EXIT_FAILURE, "--pidfd %ld: the process behind it has exited", fd);
+	if (pid == 0)
+		errx(EXIT_FAILURE, "--pidfd %ld: the process is in another PID namespace", fd);
+
+	ctl->targets = xreallocarray(ctl->targets, ctl->ntargets + 1, sizeof(*ctl->targets));
+	t = &ctl->targets[ctl->ntargets++];
+	memset(t, 0, sizeof(*t));
+	t->pid = (pid_t) pid;
+	t->pidfd = (int) fd;
+	t->procfd = -1;
+}
+
+static int read_target_maps(struct target *t)
+{
+	size_t alloc = 0;
+	char *line, *next;
+
+	t->maps_text = read_proc_file(t->procfd, "maps", NULL);
+	if (!t->maps_text)
+		return -errno;
+	for (line = t->maps_text; *line; line = next) {
+		const char *why = NULL;
+
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = '\0';
+		if (t->nmaps == alloc) {
+			alloc = alloc ? alloc * 2 : 256;
+			t->maps = xreallocarray(t->maps, alloc, sizeof(*t->maps));
+		}
+		if (parse_maps_line(line, &t->maps[t->nmaps], &why) != 0)
+			errx(EXIT_FAILURE, "PID %d: cannot parse /proc/%d/maps: %s: '%s'",
+			     (int) t->pid, (int) t->pid, why, line);
+		t->nmaps++;
+	}
+	return 0;
+}
+
+/*
+ * Selection
+ */
+static struct piece *new_piece(struct target *t, uint64_t start, uint64_t end,
+			       const struct maps_entry *mapping)
+{
+	struct piece *pc;
+
+	if (t->npieces % 256 == 0)
+		t->pieces = xreallocarray(t->pieces, t->npieces + 256, sizeof(*t->pieces));
+	pc = &t->pieces[t->npieces++];
+	memset(pc, 0, sizeof(*pc));
+	pc->start = start;
+	pc->end = end;
+	pc->mapping = mapping;
+	pc->status = ST_PENDING;
+	if (!mapping) {
+		pc->status = ST_UNMAPPED;
+		pc->error = ENOMEM;
+		pc->reason = "nothing is mapped here";
+	}
+	return pc;
+}
+
+static bool wanted_mapping(const struct pmadvise *ctl, const struct maps_entry *m)
+{
+	size_t i;
+
+	if (ctl->nselects) {
+		for (i = 0; i < ctl->nselects; i++)
+			if (selector_matches(&ctl->selects[i], m))
+				break;
+		if (i == ctl->nselects)
+			return false;
+	}
+	for (i = 0; i < ctl->nexcludes; i++)
+		if (selector_matches(&ctl->excludes[i], m))
+			return false;
+	return true;
+}
+
+/* The first mapping that ends above addr. */
+static size_t first_mapping_after(const struct target *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void select_range(struct pmadvise *ctl, struct target *t, const struct range *r)
+{
+	uint64_t start = r->start, end = r->end, at;
+	size_t i = first_mapping_after(t, start);
+
+	if (r->form == RANGE_MAPPING) {
+		if (i < t->nmaps && t->maps[i].start <= start) {
+			const struct maps_entry *m = &t->maps[i];
+
+			if (wanted_mapping(ctl, m))
+				new_piece(t, m->start, m->end, m);
+		} else {
+			start &= ~(ctl->page_size - 1);
+			new_piece(t, start, start + ctl->page_size, NULL);
+		}
+		return;
+	}
+
+	for (at = start; at < end; i++) {
+		const struct maps_entry *m = i < t->nmaps ? &t->maps[i] : NULL;
+		uint64_t piece_end;
+
+		if (!m || m->start >= end) {
+			new_piece(t, at, end, NULL);
+			break;
+		}
+		if (m->start > at) {
+			new_piece(t, at, m->start, NULL);
+			at = m->start;
+		}
+		piece_end = m->end < end ? m->end : end;
+		if (wanted_mapping(ctl, m))
+			new_piece(t, at, piece_end, m);
+		at = piece_end;
+	}
+}
+
+static void select_pieces(struct pmadvise *ctl, struct target *t)
+{
+	size_t i;
+
+	if (ctl->nranges) {
+		for (i = 0; i < ctl->nranges; i++)
+			select_range(ctl, t, &ctl->ranges[i]);
+		return;
+	}
+	for (i = 0; i < t->nmaps; i++) {
+		const struct maps_entry *m = &t->maps[i];
+
+		if (is_special_mapping(m) || !wanted_mapping(ctl, m))
+			continue;
+		new_piece(t, m->start, m->end, m)->selected = true;
+	}
+}
+
+static char *describe_selection(const struct pmadvise *ctl)
+{
+	size_t len = 0, i;
+	char *text = NULL;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		err(EXIT_FAILURE, "cannot allocate memory");
+	if (ctl->nranges)
+		fprintf(f, "%zu range%s", ctl->nranges, ctl->nranges == 1 ? "" : "s");
+	for (i = 0; i < ctl->nselects; i++)
+		fprintf(f, "%s--select '%s'", ftell(f) ? " " : "", ctl->selects[i].text);
+	for (i = 0; i < ctl->nexcludes; i++)
+		fprintf(f, "%s--exclude '%s'", ftell(f) ? " " : "", ctl->excludes[i].text);
+	fclose(f);
+	return text;
+}
+
+/*
+ * The syscall engine
+ */
+static const char *reason_for(const struct pmadvise *ctl, int error)
+{
+	switch (error) {
+	case EINVAL:
+		return "the kernel does not take this advice for this mapping "
+		       "(locked, PFN/IO, hugetlb or not eligible)";
+	case ENOMEM:
+		return "not mapped any more";
+	case EAGAIN:
+		return "the kernel stayed busy: try again";
+	case EINTR:
+		return "interrupted again and again";
+	case ESRCH:
+		return "process has exited";
+	case EPERM:
+		return "advising another process needs CAP_SYS_NICE";
+	case EACCES:
+		return "no ptrace read access to the process";
+	case ENOSYS:
+		return "process_madvise needs Linux 5.10 or later";
+	default:
+		(void) ctl;
+		return strerror(error);
+	}
+}
+
+static void finish_piece(const struct pmadvise *ctl, struct piece *pc, int error)
+{
+	pc->error = error;
+	pc->reason = reason_for(ctl, error);
+	if (pc->advised)
+		pc->status = ST_PARTIAL;
+	else if (error == EINVAL && pc->selected)
+		pc->status = ST_SKIPPED;
+	else
+		pc->status = ST_FAILED;
+}
+
+/* Errors after which nothing more can be done for this target. */
+static bool is_fatal_for_target(int error)
+{
+	return error == ESRCH || error == EPERM || error == EACCES
+	    || error == ENOSYS || error == EBADF;
+}
+
+static void stop_target(struct pmadvise *ctl, struct target *t, int error)
+{
+	size_t i;
+
+	t->error = error;
+	for (i = 0; i < t->npieces; i++) {
+		struct piece *pc = &t->pieces[i];
+
+		if (pc->status != ST_PENDING)
+			continue;
+		pc->error = error;
+		pc->reason = reason_for(ctl, error);
+		pc->status = pc->advised ? ST_PARTIAL : ST_NOT_RUN;
+	}
+}
+
+/* Where the next call starts: a piece, and how far into it. */
+struct cursor {
+	size_t piece;
+	uint64_t offset;
+};
+
+static void skip_done(const struct target *t, struct cursor *c)
+{
+	while (c->piece < t->npieces && t->pieces[c->piece].status != ST_PENDING) {
+		c->piece++;
+		c->offset = 0;
+	}
+}
+
+/*
+ * Fills one call: at most BATCH_MAX_ENTRIES iovecs and MAX_RW_COUNT bytes in
+ * all.  A piece too large for what is left is split; its row stays one.
+ */
+static size_t fill_batch(const struct pmadvise *ctl, const struct target *t,
+			 struct cursor c, struct iovec *iov, size_t *owner,
+			 uint64_t *total)
+{
+	uint64_t room = MAX_RW_COUNT & ~(ctl->page_size - 1);
+	size_t n = 0;
+
+	*total = 0;
+	while (n < BATCH_MAX_ENTRIES && c.piece < t->npieces && room) {
+		const struct piece *pc = &t->pieces[c.piece];
+		uint64_t len;
+
+		if (pc->status != ST_PENDING) {
+			c.piece++;
+			c.offset = 0;
+			continue;
+		}
+		len = pc->end - pc->start - c.offset;
+		if (len > room)
+			len = room;
+		iov[n].iov_base = (void *) (uintptr_t) (pc->start + c.offset);
+		iov[n].iov_len = (size_t) len;
+		owner[n] = c.piece;
+		n++;
+		room -= len;
+		*total += len;
+		c.offset += len;
+		if (c.offset == pc->end - pc->start) {
+			c.piece++;
+			c.offset = 0;
+		}
+	}
+	return n;
+}
+
+/* Books the first `done` bytes of a call; returns the cursor after them. */
+static struct cursor account_done(struct target *t, struct cursor c,
+				  const struct iovec *iov, const size_t *owner,
+				  size_t n, uint64_t done)
+{
+	size_t i;
+
+	for (i = 0; i < n && done >= iov[i].iov_len; i++) {
+		struct piece *pc = &t->pieces[owner[i]];
+
+		done -= iov[i].iov_len;
+		pc->advised += iov[i].iov_len;
+		if (pc->advised == pc->end - pc->start)
+			pc->status = ST_OK;
+		if (i + 1 < n && owner[i + 1] == owner[i])
+			c.offset += iov[i].iov_len;
+		else {
+			c.piece = owner[i] + 1;
+			c.offset = 0;
+		}
+	}
+	return c;
+}
+
+static void advise_target(struct pmadvise *ctl, struct target *t)
+{
+	static struct iovec iov[BATCH_MAX_ENTRIES];
+	static size_t owner[BATCH_MAX_ENTRIES];
+	struct cursor c = { 0, 0 };
+	unsigned int retries = 0;
+
+	for (;;) {
+		uint64_t total;
+		ssize_t ret;
+		size_t n;
+
+		skip_done(t, &c);
+		n = fill_batch(ctl, t, c, iov, owner, &total);
+		if (n == 0)
+			break;
+
+		ret = sys_process_madvise(t->pidfd, iov, n, ctl->advice_value);
+		if (ret >= 0 && (uint64_t) ret >= total) {
+			c = account_done(t, c, iov, owner, n, total);
+			retries = 0;
+			continue;
+		}
+		if (ret > 0) {
+			/*
+			 * A short count is the bytes of the iovecs done before
+			 * the first that failed; the next call starts at that
+			 * one and, failing first, tells its errno.
+			 */
+			c = account_done(t, c, iov, owner, n, (uint64_t) ret);
+			retries = 0;
+			continue;
+		}
+		if (ret == 0 || errno == EAGAIN || errno == EINTR) {
+			int error = ret == 0 ? EAGAIN : errno;
+
+			if (++retries < MAX_RETRIES)
+				continue;
+			finish_piece(ctl, &t->pieces[c.piece], error);
+			retries = 0;
+			continue;
+		}
+		if (is_fatal_for_target(errno)) {
+			stop_target(ctl, t, errno);
+			break;
+		}
+		/* the first iovec failed: its row fails, the rest go on */
+		finish_piece(ctl, &t->pieces[c.piece], errno);
+		retries = 0;
+	}
+}
+
+static void report_target_error(const struct pmadvise *ctl, const struct target *t, int error)
+{
+	const char *name = advice_display_name(ctl);
+
+	switch (error) {
+	case EACCES:
+		warnx("PID %d: permission denied: no ptrace read access to this process "
+		      "(run as its user, or with CAP_SYS_PTRACE)", (int) t->pid);
+		break;
+	case EPERM:
+		warnx("PID %d: operation not permitted: advising another process needs "
+		      "CAP_SYS_NICE (run as root or grant the capability)", (int) t->pid);
+		break;
+	case ESRCH:
+		warnx("PID %d: process has exited", (int) t->pid);
+		break;
+	case ENOSYS:
+		warnx("process_madvise is not available: pmadvise needs Linux 5.10 or "
+		      "later with CONFIG_ADVISE_SYSCALLS");
+		break;
+	case EINVAL:
+		if (ctl->advice && !ctl->advice->remote_since)
+			warnx("PID %d: this kernel does not support remote KSM hints: it refuses "
+			      "'%s' for another process. Start the program as "
+			      "'pmadvise %s -- COMMAND' instead",
+			      (int) t->pid, name, name);
+		else if (ctl->advice)
+			warnx("PID %d: this kernel does not accept '%s' for another process "
+			      "(needs Linux %s or later)", (int) t->pid, name,
+			      ctl->advice->remote_since);
+		else
+			warnx("PID %d: this kernel does not accept advice %d for another process",
+			      (int) t->pid, ctl->advice_value);
+		break;
+	default:
+		warnx("PID %d: %s", (int) t->pid, strerror(error));
+		break;
+	}
+}
+
+/*
+ * A call with no iovecs checks what the kernel thinks of this target and
+ * advice (ENOSYS, EACCES, EPERM, ESRCH, EINVAL) before any range is touched.
+ */
+static int probe_target(struct pmadvise *ctl, struct target *t)
+{
+	struct iovec none = { NULL, 0 };
+
+	if (sys_process_madvise(t->pidfd, &none, 0, ctl->advice_value) >= 0)
+		return 0;
+	if (errno == EINVAL || errno == ENOSYS)
+		ctl->unsupported = true;
+	report_target_error(ctl, t, errno);
+	stop_target(ctl, t, errno);
+	return -1;
+}
+
+static void warn_failed_rows(const struct pmadvise *ctl, const struct target *t)
+{
+	size_t i;
+
+	if (t->error)
+		return;
+	for (i = 0; i < t->npieces; i++) {
+		const struct piece *pc = &t->pieces[i];
+
+		if (pc->status == ST_FAILED || pc->status == ST_PARTIAL)
+			warnx("PID %d: %" PRIx64 "-%" PRIx64 ": %s %s: %s",
+			      (int) t->pid, pc->start, pc->end, advice_display_name(ctl),
+			      pc->status == ST_PARTIAL ? "stopped part way" : "failed",
+			      pc->reason);
+		else if (pc->status == ST_UNMAPPED)
+			warnx("PID %d: %" PRIx64 "-%" PRIx64 ": nothing is mapped there",
+			      (int) t->pid, pc->start, pc->end);
+	}
+}
+
+/*
+ * Output
+ */
+static char *cell_data(const struct pmadvise *ctl, const struct target *t,
+		       const struct piece *pc, int col)
+{
+	const struct maps_entry *m = pc->mapping;
+
+	switch (col) {
+	case COL_PID:
+		return xasprintf("%d", (int) t->pid);
+	case COL_COMM:
+		return xstrdup(t->comm);
+	case COL_START:
+		return xasprintf("%" PRIx64, pc->start);
+	case COL_END:
+		return xasprintf("%" PRIx64, pc->end);
+	case COL_SIZE:
+		return ctl->bytes ? xasprintf("%" PRIu64, pc->end - pc->start)
+				  : human_size(pc->end - pc->start);
+	case COL_PERMS:
+		return m ? xstrdup(m->perms) : NULL;
+	case COL_OFFSET:
+		return m ? xasprintf("%" PRIx64, m->offset + (pc->start - m->start)) : NULL;
+	case COL_DEVICE:
+		return m ? xasprintf("%02x:%02x", m->dev_major, m->dev_minor) : NULL;
+	case COL_INODE:
+		return m ? xasprintf("%" PRIu64, m->inode) : NULL;
+	case COL_PATH:
+		return m && *m->path ? xstrdup(m->path) : NULL;
+	case COL_ADVICE:
+		return xstrdup(advice_display_name(ctl));
+	case COL_ADVISED:
+		return ctl->bytes ? xasprintf("%" PRIu64, pc->advised) : human_size(pc->advised);
+	case COL_STATUS:
+		return xstrdup(status_names[pc->status]);
+	case COL_ERRNO:
+		return pc->error ? xstrdup(strerrorname_np(pc->error) ? strerrorname_np(pc->error) : "?")
+				 : NULL;
+	case COL_REASON:
+		return pc->reason ? xstrdup(pc->reason) : NULL;
+	}
+	return NULL;
+}
+
+static int json_type_of(const struct pmadvise *ctl, int col)
+{
+	switch (infos[col].type) {
+	case TYPE_NUMBER:
+		return SCOLS_JSON_NUMBER;
+	case TYPE_SIZE:
+		return ctl->bytes ? SCOLS_JSON_NUMBER : SCOLS_JSON_STRING;
+	default:
+		return SCOLS_JSON_STRING;
+	}
+}
+
+static struct libscols_table *new_table(const struct pmadvise *ctl, const char *name)
+{
+	struct libscols_table *tb = scols_new_table();
+
+	if (!tb)
+		err(EXIT_FAILURE, "cannot create the output table");
+	scols_table_enable_json(tb, ctl->json);
+	scols_table_enable_raw(tb, ctl->raw);
+	scols_table_enable_noheadings(tb, ctl->noheadings);
+	scols_table_set_name(tb, name);
+	return tb;
+}
+
+static void print_table(const struct pmadvise *ctl)
+{
+	struct libscols_table *tb = new_table(ctl, "pmadvise");
+	size_t i, j, k;
+
+	for (i = 0; i < ctl->ncolumns; i++) {
+		const struct colinfo *ci = &infos[ctl->columns[i]];
+		struct libscols_column *cl;
+
+		cl = scols_table_new_column(tb, ci->name, ci->whint, ci->flags);
+		if (!cl)
+			err(EXIT_FAILURE, "cannot create a column");
+		if (ctl->json)
+			scols_column_set_json_type(cl, json_type_of(ctl, ctl->columns[i]));
+	}
+	for (i = 0; i < ctl->ntargets; i++) {
+		const struct target *t = &ctl->targets[i];
+
+		for (j = 0; j < t->npieces; j++) {
+			struct libscols_line *ln = scols_table_new_line(tb, NULL);
+
+			if (!ln)
+				err(EXIT_FAILURE, "cannot create a table line");
+			for (k = 0; k < ctl->ncolumns; k++) {
+				char *data = cell_data(ctl, t, &t->pieces[j], ctl->columns[k]);
+
+				if (data && scols_line_refer_data(ln, k, data) != 0)
+					err(EXIT_FAILURE, "cannot fill the table");
+			}
+		}
+	}
+	scols_print_table(tb);
+	scols_unref_table(tb);
+}
+
+static void list_columns(const struct pmadvise *ctl)
+{
+	static const char *const type_names[] = {
+		[TYPE_STRING] = "string", [TYPE_NUMBER] = "number", [TYPE_SIZE] = "size"
+	};
+	struct libscols_table *tb = new_table(ctl, "columns");
+	size_t i;
+
+	if (!scols_table_new_column(tb, "NAME", 0, 0)
+	    || !scols_table_new_column(tb, "TYPE", 0, 0)
+	    || !scols_table_new_column(tb, "DESCRIPTION", 0, 0))
+		err(EXIT_FAILURE, "cannot create a column");
+	for (i = 0; i < NCOLUMNS; i++) {
+		struct libscols_line *ln = scols_table_new_line(tb, NULL);
+
+		if (!ln)
+			err(EXIT_FAILURE, "cannot create a table line");
+		scols_line_set_data(ln, 0, infos[i].name);
+		scols_line_set_data(ln, 1, type_names[infos[i].type]);
+		scols_line_set_data(ln, 2, infos[i].help);
+	}
+	scols_print_table(tb);
+	scols_unref_table(tb);
+}
+
+/*
+ * Launcher mode: KSM for a program started from here (PR_SET_MEMORY_MERGE is
+ * inherited across fork and, since Linux 6.7, across exec).
+ */
+static void warn_if_ksm_stopped(void)
+{
+	char *run = read_proc_file(AT_FDCWD, "/sys/kernel/mm/ksm/run", NULL);
+
+	if (run && run[0] != '1')
+		warnx("KSM is not running: start it with 'echo 1 > /sys/kernel/mm/ksm/run'");
+	free(run);
+}
+
+static void __attribute__((noreturn)) launch(const struct pmadvise *ctl, char **argv)
+{
+	bool merge = ctl->advice_value == MADV_MERGEABLE;
+
+	if (prctl(PR_SET_MEMORY_MERGE, merge ? 1 : 0, 0, 0, 0) != 0) {
+		if (errno == EINVAL)
+			errx(EXIT_NOT_SUPPORTED, "this kernel has no PR_SET_MEMORY_MERGE: "
+			     "launcher mode needs Linux 6.4 or later");
+		if (errno == EPERM)
+			errx(EXIT_FAILURE, "PR_SET_MEMORY_MERGE: operation not permitted "
+			     "(needs CAP_SYS_RESOURCE)");
+		err(EXIT_FAILURE, "PR_SET_MEMORY_MERGE");
+	}
+	if (merge)
+		warn_if_ksm_stopped();
+	execvp(argv[0], argv);
+	warn("failed to execute %s", argv[0]);
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/*
+ * main
+ */
+static void __attribute__((noreturn)) usage(void)
+{
+	FILE *out = stdout;
+	size_t i;
+
+	fputs("Usage:\n", out);
+	fputs(" pmadvise [options] --pid PID[,PID...] ADVICE [RANGE...]\n", out);
+	fputs(" pmadvise [options] --pidfd FD ADVICE [RANGE...]\n", out);
+	fputs(" pmadvise mergeable|unmergeable -- COMMAND [ARG...]\n", out);
+	fputs("\nGive memory-management advice to another process's memory.\n", out);
+
+	fputs("\nTargets:\n", out);
+	fputs(" -p, --pid PID[,PID...]    advise these processes\n", out);
+	fputs(" -P, --pidfd FD            advise the process behind an inherited pidfd\n", out);
+
+	fputs("\nWhat to advise:\n", out);
+	fputs(" -s, --select EXPR         mappings matching EXPR (repeatable: union)\n", out);
+	fputs(" -x, --exclude EXPR        leave out mappings matching EXPR (repeatable)\n", out);
+	fputs(" -m, --maps FILE           ranges from maps-format lines ('-' for stdin)\n", out);
+	fputs("     --dry-run             select and print, advise nothing\n", out);
+
+	fputs("\nOutput:\n", out);
+	fputs(" -o, --output LIST         columns to print (+LIST adds to the default)\n", out);
+	fputs("     --output-all          print all columns\n", out);
+	fputs(" -J, --json                use JSON output format\n", out);
+	fputs(" -r, --raw                 use raw output format\n", out);
+	fputs(" -n, --noheadings          don't print headings\n", out);
+	fputs(" -b, --bytes               print sizes in bytes rather than in human form\n", out);
+	fputs(" -H, --list-columns        list the available columns\n", out);
+	fputs(" -q, --quiet               print no table, only errors\n", out);
+
+	fputs("\n -h, --help                display this help\n", out);
+	fputs(" -V, --version             display version\n", out);
+
+	fputs("\nAdvice:\n", out);
+	for (i = 0; i < sizeof(advices) / sizeof(advices[0]); i++)
+		fprintf(out, " %-12s  %s\n", advices[i].name, advices[i].effect);
+
+	fputs("\nRanges: START-END, START+SIZE, ADDR (whole mapping); addresses in hex.\n", out);
+	fputs("Selector terms (comma: all must hold):\n", out);
+	for (i = 0; i < selector_terms_count; i++)
+		fprintf(out, " %-12s  %s\n", selector_terms[i].name, selector_terms[i].help);
+
+	fputs("\nFor more details see pmadvise(1).\n", out);
+	exit(EXIT_SUCCESS);
+}
+
+static void __attribute__((noreturn)) print_version(void)
+{
+	const char *scols = NULL;
+
+	scols_get_library_version(&scols);
+	printf("pmadvise from pmadvise %s (libsmartcols %s; process_madvise: %s)\n",
+	       PACKAGE_VERSION, scols ? scols : "?",
+#ifdef HAVE_PROCESS_MADVISE
+	       "libc"
+#else
+	       "syscall"
+#endif
+	       );
+	exit(EXIT_SUCCESS);
+}
+
+static int exit_status(const struct pmadvise *ctl, size_t target_failures)
+{
+	size_t advised = 0, failed = target_failures, i, j;
+
+	for (i = 0; i < ctl->ntargets; i++) {
+		const struct target *t = &ctl->targets[i];
+
+		for (j = 0; j < t->npieces; j++) {
+			switch (t->pieces[j].status) {
+			case ST_OK:
+				advised++;
+				break;
+			case ST_SKIPPED:
+			case ST_DRY_RUN:
+				break;
+			default:
+				failed++;
+				break;
+			}
+		}
+	}
+	if (ctl->unsupported && advised == 0)
+		return EXIT_NOT_SUPPORTED;
+	if (failed == 0)
+		return EXIT_SUCCESS;
+	if (advised == 0)
+		return EXIT_FAILURE;
+	return EXIT_SOME_FAILED;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_DRY_RUN = CHAR_MAX + 1, OPT_OUTPUT_ALL };
+	static const struct option longopts[] = {
+		{ "pid",          required_argument, NULL, 'p' },
+		{ "pidfd",        required_argument, NULL, 'P' },
+		{ "select",       required_argument, NULL, 's' },
+		{ "exclude",      required_argument, NULL, 'x' },
+		{ "maps",         required_argument, NULL, 'm' },
+		{ "dry-run",      no_argument,       NULL, OPT_DRY_RUN },
+		{ "output",       required_argument, NULL, 'o' },
+		{ "output-all",   no_argument,       NULL, OPT_OUTPUT_ALL },
+		{ "json",         no_argument,       NULL, 'J' },
+		{ "raw",          no_argument,       NULL, 'r' },
+		{ "noheadings",   no_argument,       NULL, 'n' },
+		{ "bytes",        no_argument,       NULL, 'b' },
+		{ "list-columns", no_argument,       NULL, 'H' },
+		{ "quiet",        no_argument,       NULL, 'q' },
+		{ "help",         no_argument,       NULL, 'h' },
+		{ "version",      no_argument,       NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct pmadvise ctl = { .page_size = 0 };
+	const char *outarg = NULL, *maps_file = NULL;
+	const char **pid_args = NULL, **pidfd_args = NULL;
+	size_t npid_args = 0, npidfd_args = 0, target_failures = 0, i;
+	bool list = false, output_all = false;
+	char **command = NULL;
+	int c, nopts = argc, ncommand = 0;
+
+	atexit(close_stdout);
+	ctl.page_size = (uint64_t) sysconf(_SC_PAGESIZE);
+
+	/*
+	 * "--" ends the options.  Without a target, what follows is a command
+	 * to launch; with one, more RANGEs.  getopt must not see past it.
+	 */
+	for (i = 1; i < (size_t) argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			nopts = (int) i;
+			command = &argv[i + 1];
+			ncommand = argc - (int) i - 1;
+			break;
+		}
+	}
+
+	while ((c = getopt_long(nopts, argv, "p:P:s:x:m:o:JrnbHqhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			pid_args = xreallocarray(pid_args, npid_args + 1, sizeof(*pid_args));
+			pid_args[npid_args++] = optarg;
+			break;
+		case 'P':
+			pidfd_args = xreallocarray(pidfd_args, npidfd_args + 1, sizeof(*pidfd_args));
+			pidfd_args[npidfd_args++] = optarg;
+			break;
+		case 's':
+			add_selector(&ctl.selects, &ctl.nselects, optarg, "--select");
+			break;
+		case 'x':
+			add_selector(&ctl.excludes, &ctl.nexcludes, optarg, "--exclude");
+			break;
+		case 'm':
+			if (maps_file)
+				errx(EXIT_FAILURE, "--maps may be given once");
+			maps_file = optarg;
+			break;
+		case OPT_DRY_RUN:
+			ctl.dry_run = true;
+			break;
+		case 'o':
+			outarg = optarg;
+			break;
+		case OPT_OUTPUT_ALL:
+			output_all = true;
+			break;
+		case 'J':
+			ctl.json = true;
+			break;
+		case 'r':
+			ctl.raw = true;
+			break;
+		case 'n':
+			ctl.noheadings = true;
+			break;
+		case 'b':
+			ctl.bytes = true;
+			break;
+		case 'H':
+			list = true;
+			break;
+		case 'q':
+			ctl.quiet = true;
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			print_version();
+		default:
+			fprintf(stderr, "Try 'pmadvise --help' for more information.\n");
+			exit(EXIT_FAILURE);
+		}
+	}
+
+	if (list) {
+		list_columns(&ctl);
+		return EXIT_SUCCESS;
+	}
+
+	/* columns first: an unknown one is an input error like any other */
+	for (i = 0; i < sizeof(default_columns) / sizeof(default_columns[0]); i++)
+		add_column(&ctl, default_columns[i]);
+	if (output_all) {
+		ctl.ncolumns = 0;
+		for (i = 0; i < NCOLUMNS; i++)
+			add_column(&ctl, (int) i);
+	}
+	if (outarg)
+		parse_columns(&ctl, outarg);
+
+	if (optind >= nopts)
+		errx(EXIT_FAILURE, "no advice given (try 'pmadvise --help')");
+	parse_advice(&ctl, argv[optind++]);
+
+	if (!npid_args && !npidfd_args) {
+		if (command) {
+			if (ctl.advice_value != MADV_MERGEABLE && ctl.advice_value != MADV_UNMERGEABLE)
+				errx(EXIT_FAILURE, "only mergeable and unmergeable can launch a "
+				     "command; to advise a process, name it with --pid");
+			if (optind < nopts || ctl.nselects || ctl.nexcludes || maps_file)
+				errx(EXIT_FAILURE, "launcher mode takes no ranges or selectors");
+			if (ncommand == 0)
+				errx(EXIT_FAILURE, "no command given after '--'");
+			launch(&ctl, command);
+		}
+		errx(EXIT_FAILURE, "no target given: use --pid or --pidfd");
+	}
+
+	for (; optind < nopts; optind++)
+		parse_range_arg(&ctl, argv[optind]);
+	for (c = 0; c < ncommand; c++)
+		parse_range_arg(&ctl, command[c]);
+	if (maps_file)
+		read_maps_input(&ctl, maps_file);
+	if (!ctl.nranges && !ctl.nselects && !ctl.nexcludes)
+		errx(EXIT_FAILURE, "nothing selected: give a RANGE, --select, --exclude or --maps");
+
+	for (i = 0; i < npidfd_args; i++)
+		add_pidfd(&ctl, pidfd_args[i]);
+	for (i = 0; i < npid_args; i++)
+		add_pid(&ctl, pid_args[i]);
+	if (ctl.ntargets > 1 && !outarg && !output_all) {
+		memmove(&ctl.columns[1], &ctl.columns[0], ctl.ncolumns * sizeof(ctl.columns[0]));
+		ctl.columns[0] = COL_PID;
+		ctl.ncolumns++;
+	}
+
+	/* open every target and choose its pieces before advising anything */
+	for (i = 0; i < ctl.ntargets; i++) {
+		struct target *t = &ctl.targets[i];
+		int rc;
+
+		rc = t->pidfd >= 0 ? pin_target(t, t->pidfd) : open_target(t);
+		if (rc == 0 && (rc = read_target_maps(t)) != 0) {
+			report_target_error(&ctl, t, -rc == ENOENT ? ESRCH : -rc);
+			rc = -1;
+		}
+		if (rc == 0 && t->nmaps == 0) {
+			warnx("PID %d: process has no memory mappings (a kernel thread or exiting)",
+			      (int) t->pid);
+			rc = -1;
+		}
+		if (rc == 0) {
+			select_pieces(&ctl, t);
+			if (t->npieces == 0) {
+				char *what = describe_selection(&ctl);
+
+				warnx("PID %d: nothing selected by %s", (int) t->pid, what);
+				free(what);
+				rc = -1;
+			}
+		}
+		if (rc != 0) {
+			t->error = rc;
+			target_failures++;
+		}
+	}
+
+	if (target_failures == ctl.ntargets)
+		return EXIT_FAILURE;
+
+	for (i = 0; i < ctl.ntargets; i++) {
+		struct target *t = &ctl.targets[i];
+		size_t j;
+
+		if (t->error)
+			continue;
+		if (ctl.dry_run) {
+			for (j = 0; j < t->npieces; j++)
+				if (t->pieces[j].status == ST_PENDING)
+					t->pieces[j].status = ST_DRY_RUN;
+			continue;
+		}
+		if (probe_target(&ctl, t) == 0)
+			advise_target(&ctl, t);
+		else
+			target_failures++;
+		warn_failed_rows(&ctl, t);
+	}
+
+	if (!ctl.quiet)
+		print_table(&ctl);
+	return exit_status(&ctl, target_failures);
+}
