@@ -1172,7 +1172,9 @@ static int probe_target(struct pmadvise *ctl, struct target *t)
 	if (errno == EINVAL || errno == ENOSYS)
 		ctl->unsupported = true;
 	report_target_error(ctl, t, errno);
-	stop_target(ctl, t, errno);
+	/* nothing was tried: the message says it all, no rows needed */
+	t->error = errno;
+	t->npieces = 0;
 	return -1;
 }
 
@@ -1425,6 +1427,16 @@ static void __attribute__((noreturn)) print_version(void)
 	exit(EXIT_SUCCESS);
 }
 
+static bool has_rows(const struct pmadvise *ctl)
+{
+	size_t i;
+
+	for (i = 0; i < ctl->ntargets; i++)
+		if (ctl->targets[i].npieces)
+			return true;
+	return false;
+}
+
 static int exit_status(const struct pmadvise *ctl, size_t target_failures)
 {
 	size_t advised = 0, failed = target_failures, i, j;
@@ -1665,7 +1677,7 @@ int main(int argc, char **argv)
 		warn_failed_rows(&ctl, t);
 	}
 
-	if (!ctl.quiet)
+	if (!ctl.quiet && has_rows(&ctl))
 		print_table(&ctl);
 	return exit_status(&ctl, target_failures);
 }
