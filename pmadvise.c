@@ -687,8 +687,10 @@ static int pin_target(struct target *t, int pidfd)
 	snprintf(path, sizeof(path), "/proc/%d", (int) t->pid);
 	t->procfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (t->procfd < 0) {
-		if (errno == ENOENT)
-			errno = ESRCH;
+		if (errno == ENOENT) {
+			warnx("PID %d: process has exited", (int) t->pid);
+			return -ESRCH;
+		}
 		warn("PID %d: cannot open %s", (int) t->pid, path);
 		return -errno;
 	}
@@ -1096,12 +1098,17 @@ static void advise_target(struct pmadvise *ctl, struct target *t)
 			 * the first that failed; the next call starts at that
 			 * one and, failing first, tells its errno.
 			 */
+			struct cursor before = c;
+
 			c = account_done(t, c, iov, owner, n, (uint64_t) ret);
-			retries = 0;
-			continue;
+			if (c.piece != before.piece || c.offset != before.offset) {
+				retries = 0;
+				continue;
+			}
 		}
-		if (ret == 0 || errno == EAGAIN || errno == EINTR) {
-			int error = ret == 0 ? EAGAIN : errno;
+		if (ret >= 0 || errno == EAGAIN || errno == EINTR) {
+			/* no progress: a busy kernel, or a count that ends inside an iovec */
+			int error = ret >= 0 ? EAGAIN : errno;
 
 			if (++retries < MAX_RETRIES)
 				continue;
