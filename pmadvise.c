@@ -38,6 +38,7 @@
 
 #include <libsmartcols.h>
 
+#include "lib/measure.h"
 #include "lib/parse.h"
 
 #ifndef PACKAGE_VERSION
@@ -138,35 +139,73 @@ enum {
 	COL_STATUS,
 	COL_ERRNO,
 	COL_REASON,
+	COL_RSS,
+	COL_RSS_AFTER,
+	COL_RSS_DELTA,
+	COL_SWAP,
+	COL_SWAP_AFTER,
+	COL_HUGE,
+	COL_HUGE_AFTER,
+	COL_REFERENCED,
+	COL_REFERENCED_AFTER,
+	COL_KSM,
 	NCOLUMNS
 };
 
-enum column_type { TYPE_STRING, TYPE_NUMBER, TYPE_SIZE };
+enum column_type { TYPE_STRING, TYPE_NUMBER, TYPE_SIZE, TYPE_DELTA };
+
+/* What a column needs measured; nothing is read that no column needs. */
+enum {
+	NEED_PAGES  = 1 << 0,		/* pagemap, before the advice */
+	NEED_SMAPS  = 1 << 1,		/* smaps, before the advice */
+	NEED_AFTER  = 1 << 2		/* the same again after it */
+};
 
 struct colinfo {
 	const char *name;
 	double whint;
 	int flags;
 	enum column_type type;
+	unsigned int needs;
 	const char *help;
 };
 
 static const struct colinfo infos[NCOLUMNS] = {
-	[COL_PID]     = { "PID",     5, SCOLS_FL_RIGHT, TYPE_NUMBER, "process ID of the target" },
-	[COL_COMM]    = { "COMM",   15, 0,              TYPE_STRING, "command name of the target" },
-	[COL_START]   = { "START",  12, SCOLS_FL_RIGHT, TYPE_STRING, "start address of the piece (hexadecimal)" },
-	[COL_END]     = { "END",    12, SCOLS_FL_RIGHT, TYPE_STRING, "end address of the piece, exclusive (hexadecimal)" },
-	[COL_SIZE]    = { "SIZE",    5, SCOLS_FL_RIGHT, TYPE_SIZE,   "size of the piece" },
-	[COL_PERMS]   = { "PERMS",   4, 0,              TYPE_STRING, "permissions of the mapping, as in /proc/PID/maps" },
-	[COL_OFFSET]  = { "OFFSET",  8, SCOLS_FL_RIGHT, TYPE_STRING, "file offset of the piece (hexadecimal)" },
-	[COL_DEVICE]  = { "DEVICE",  5, 0,              TYPE_STRING, "device of the mapped file (major:minor)" },
-	[COL_INODE]   = { "INODE",   5, SCOLS_FL_RIGHT, TYPE_NUMBER, "inode of the mapped file" },
-	[COL_PATH]    = { "PATH",   0.3, SCOLS_FL_TRUNC, TYPE_STRING, "mapped file or [name] of the mapping" },
-	[COL_ADVICE]  = { "ADVICE",  8, 0,              TYPE_STRING, "advice given" },
-	[COL_ADVISED] = { "ADVISED", 5, SCOLS_FL_RIGHT, TYPE_SIZE,   "bytes the kernel reports advised" },
-	[COL_STATUS]  = { "STATUS",  7, 0,              TYPE_STRING, "ok, failed, unmapped, skipped, not-run, partial or dry-run" },
-	[COL_ERRNO]   = { "ERRNO",   6, 0,              TYPE_STRING, "error the kernel returned" },
-	[COL_REASON]  = { "REASON", 0.3, SCOLS_FL_TRUNC, TYPE_STRING, "why the piece was not advised" },
+	[COL_PID]     = { "PID",     5, SCOLS_FL_RIGHT, TYPE_NUMBER, 0, "process ID of the target" },
+	[COL_COMM]    = { "COMM",   15, 0,              TYPE_STRING, 0, "command name of the target" },
+	[COL_START]   = { "START",  12, SCOLS_FL_RIGHT, TYPE_STRING, 0, "start address of the piece (hexadecimal)" },
+	[COL_END]     = { "END",    12, SCOLS_FL_RIGHT, TYPE_STRING, 0, "end address of the piece, exclusive (hexadecimal)" },
+	[COL_SIZE]    = { "SIZE",    5, SCOLS_FL_RIGHT, TYPE_SIZE,   0, "size of the piece" },
+	[COL_PERMS]   = { "PERMS",   4, 0,              TYPE_STRING, 0, "permissions of the mapping, as in /proc/PID/maps" },
+	[COL_OFFSET]  = { "OFFSET",  8, SCOLS_FL_RIGHT, TYPE_STRING, 0, "file offset of the piece (hexadecimal)" },
+	[COL_DEVICE]  = { "DEVICE",  5, 0,              TYPE_STRING, 0, "device of the mapped file (major:minor)" },
+	[COL_INODE]   = { "INODE",   5, SCOLS_FL_RIGHT, TYPE_NUMBER, 0, "inode of the mapped file" },
+	[COL_PATH]    = { "PATH",   0.3, SCOLS_FL_TRUNC, TYPE_STRING, 0, "mapped file or [name] of the mapping" },
+	[COL_ADVICE]  = { "ADVICE",  8, 0,              TYPE_STRING, 0, "advice given" },
+	[COL_ADVISED] = { "ADVISED", 5, SCOLS_FL_RIGHT, TYPE_SIZE,   0, "bytes the kernel reports advised" },
+	[COL_STATUS]  = { "STATUS",  7, 0,              TYPE_STRING, 0, "ok, failed, unmapped, skipped, not-run, partial or dry-run" },
+	[COL_ERRNO]   = { "ERRNO",   6, 0,              TYPE_STRING, 0, "error the kernel returned" },
+	[COL_REASON]  = { "REASON", 0.3, SCOLS_FL_TRUNC, TYPE_STRING, 0, "why the piece was not advised" },
+	[COL_RSS]     = { "RSS",     5, SCOLS_FL_RIGHT, TYPE_SIZE,   NEED_PAGES,
+			  "resident bytes of the piece before the advice" },
+	[COL_RSS_AFTER] = { "RSS-AFTER", 5, SCOLS_FL_RIGHT, TYPE_SIZE, NEED_PAGES | NEED_AFTER,
+			  "resident bytes of the piece after the advice" },
+	[COL_RSS_DELTA] = { "RSS-DELTA", 5, SCOLS_FL_RIGHT, TYPE_DELTA, NEED_PAGES | NEED_AFTER,
+			  "change of resident bytes (negative: freed)" },
+	[COL_SWAP]    = { "SWAP",    5, SCOLS_FL_RIGHT, TYPE_SIZE,   NEED_PAGES,
+			  "swapped-out bytes of the piece before the advice" },
+	[COL_SWAP_AFTER] = { "SWAP-AFTER", 5, SCOLS_FL_RIGHT, TYPE_SIZE, NEED_PAGES | NEED_AFTER,
+			  "swapped-out bytes of the piece after the advice" },
+	[COL_HUGE]    = { "HUGE",    5, SCOLS_FL_RIGHT, TYPE_SIZE,   NEED_PAGES,
+			  "bytes mapped by transparent huge pages before the advice" },
+	[COL_HUGE_AFTER] = { "HUGE-AFTER", 5, SCOLS_FL_RIGHT, TYPE_SIZE, NEED_PAGES | NEED_AFTER,
+			  "bytes mapped by transparent huge pages after the advice" },
+	[COL_REFERENCED] = { "REFERENCED", 5, SCOLS_FL_RIGHT, TYPE_SIZE, NEED_SMAPS,
+			  "smaps Referenced of a whole-mapping row before the advice" },
+	[COL_REFERENCED_AFTER] = { "REFERENCED-AFTER", 5, SCOLS_FL_RIGHT, TYPE_SIZE, NEED_SMAPS | NEED_AFTER,
+			  "smaps Referenced of a whole-mapping row after the advice" },
+	[COL_KSM]     = { "KSM",     5, SCOLS_FL_RIGHT, TYPE_SIZE,   NEED_SMAPS | NEED_AFTER,
+			  "smaps KSM (bytes merged) of a whole-mapping row, after the advice" },
 };
 
 static const int default_columns[] = {
@@ -208,6 +247,13 @@ struct piece {
 	int error;				/* errno, 0 if none */
 	const char *reason;
 	bool selected;				/* by --select/--exclude alone */
+	unsigned int measured;			/* NEED_* done for this row */
+	struct residency before;
+	struct residency after;
+	uint64_t referenced;
+	uint64_t referenced_after;
+	uint64_t ksm;
+	bool has_ksm;
 };
 
 struct target {
@@ -221,6 +267,8 @@ struct target {
 	struct piece *pieces;
 	size_t npieces;
 	int error;			/* fatal for this target, 0 if none */
+	struct page_scan scan;		/* open while measuring */
+	bool scan_open;
 };
 
 /* Everything a run needs: options, targets and the output table. */
@@ -250,7 +298,9 @@ struct pmadvise {
 	bool noheadings;
 	bool bytes;
 	bool quiet;
+	bool summary;
 	bool unsupported;		/* the kernel refused the advice as such */
+	unsigned int needs;		/* NEED_* of the columns and --summary */
 };
 
 /*
@@ -1206,8 +1256,158 @@ static void warn_failed_rows(const struct pmadvise *ctl, const struct target *t)
 }
 
 /*
+ * Measurement: only what a column or --summary asks for is read.
+ */
+enum {
+	MEASURED_PAGES		= 1 << 0,
+	MEASURED_PAGES_AFTER	= 1 << 1,
+	MEASURED_SMAPS		= 1 << 2,
+	MEASURED_SMAPS_AFTER	= 1 << 3
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The pieces' address ranges, sorted, overlaps and neighbours joined. */
+static struct span *piece_spans(const struct target *t, size_t *count)
+{
+	struct span *spans = xreallocarray(NULL, t->npieces, sizeof(*spans));
+	size_t n = 0, i, out = 0;
+
+	for (i = 0; i < t->npieces; i++)
+		if (t->pieces[i].mapping)
+			spans[n++] = (struct span) { t->pieces[i].start, t->pieces[i].end };
+	qsort(spans, n, sizeof(*spans), span_cmp);
+	for (i = 0; i < n; i++) {
+		if (out && spans[i].start <= spans[out - 1].end) {
+			if (spans[i].end > spans[out - 1].end)
+				spans[out - 1].end = spans[i].end;
+		} else {
+			spans[out++] = spans[i];
+		}
+	}
+	*count = out;
+	return spans;
+}
+
+static void measure_pages(struct pmadvise *ctl, struct target *t, bool after)
+{
+	struct span *spans;
+	size_t nspans, i;
+	int rc;
+
+	if (!t->scan_open) {
+		rc = page_scan_open(&t->scan, t->procfd, ctl->page_size);
+		if (rc) {
+			warnx("PID %d: cannot open /proc/%d/pagemap: %s",
+			      (int) t->pid, (int) t->pid, strerror(-rc));
+			return;
+		}
+		t->scan_open = true;
+	}
+	spans = piece_spans(t, &nspans);
+	rc = page_scan(&t->scan, spans, nspans);
+	free(spans);
+	if (rc) {
+		warnx("PID %d: cannot measure residency: %s", (int) t->pid, strerror(-rc));
+		return;
+	}
+	for (i = 0; i < t->npieces; i++) {
+		struct piece *pc = &t->pieces[i];
+
+		if (!pc->mapping)
+			continue;
+		page_scan_sum(&t->scan, pc->start, pc->end, after ? &pc->after : &pc->before);
+		pc->measured |= after ? MEASURED_PAGES_AFTER : MEASURED_PAGES;
+	}
+}
+
+static void measure_smaps(struct target *t, bool after)
+{
+	struct smaps_fields *fields = NULL;
+	size_t nfields = 0, i;
+	int rc;
+
+	rc = read_smaps_fields(t->procfd, &fields, &nfields);
+	if (rc) {
+		warnx("PID %d: cannot read /proc/%d/smaps: %s",
+		      (int) t->pid, (int) t->pid, strerror(-rc));
+		return;
+	}
+	for (i = 0; i < t->npieces; i++) {
+		struct piece *pc = &t->pieces[i];
+		const struct smaps_fields *f;
+
+		/* smaps speaks of whole mappings only */
+		if (!pc->mapping || pc->start != pc->mapping->start || pc->end != pc->mapping->end)
+			continue;
+		f = find_smaps_fields(fields, nfields, pc->start);
+		if (!f || f->end != pc->end)
+			continue;
+		if (after)
+			pc->referenced_after = f->referenced;
+		else
+			pc->referenced = f->referenced;
+		pc->ksm = f->ksm;
+		pc->has_ksm = f->has_ksm;
+		pc->measured |= after ? MEASURED_SMAPS_AFTER : MEASURED_SMAPS;
+	}
+	free(fields);
+}
+
+static void measure_target(struct pmadvise *ctl, struct target *t, bool after)
+{
+	if (after && (ctl->dry_run || !(ctl->needs & NEED_AFTER)))
+		return;
+	if (ctl->needs & NEED_PAGES)
+		measure_pages(ctl, t, after);
+	if (ctl->needs & NEED_SMAPS)
+		measure_smaps(t, after);
+	if (after && t->scan_open) {
+		page_scan_close(&t->scan);
+		t->scan_open = false;
+	}
+}
+
+/*
  * Output
  */
+static char *format_size(const struct pmadvise *ctl, uint64_t bytes)
+{
+	return ctl->bytes ? xasprintf("%" PRIu64, bytes) : human_size(bytes);
+}
+
+/* Empty where the row was not measured (a hole, or a part of a mapping for smaps). */
+static char *measured_size(const struct pmadvise *ctl, const struct piece *pc,
+			   unsigned int which, uint64_t bytes)
+{
+	return pc->measured & which ? format_size(ctl, bytes) : NULL;
+}
+
+static char *measured_delta(const struct pmadvise *ctl, const struct piece *pc,
+			    uint64_t before, uint64_t after)
+{
+	const unsigned int both = MEASURED_PAGES | MEASURED_PAGES_AFTER;
+	uint64_t diff = after >= before ? after - before : before - after;
+	char *text, *signed_text;
+
+	if ((pc->measured & both) != both)
+		return NULL;
+	if (diff == 0)
+		return xstrdup("0");
+	text = format_size(ctl, diff);
+	/* a JSON number takes no '+' */
+	if (ctl->bytes && after >= before)
+		return text;
+	signed_text = xasprintf("%c%s", after >= before ? '+' : '-', text);
+	free(text);
+	return signed_text;
+}
+
 static char *cell_data(const struct pmadvise *ctl, const struct target *t,
 		       const struct piece *pc, int col)
 {
@@ -1223,8 +1423,7 @@ static char *cell_data(const struct pmadvise *ctl, const struct target *t,
 	case COL_END:
 		return xasprintf("%" PRIx64, pc->end);
 	case COL_SIZE:
-		return ctl->bytes ? xasprintf("%" PRIu64, pc->end - pc->start)
-				  : human_size(pc->end - pc->start);
+		return format_size(ctl, pc->end - pc->start);
 	case COL_PERMS:
 		return m ? xstrdup(m->perms) : NULL;
 	case COL_OFFSET:
@@ -1238,7 +1437,7 @@ static char *cell_data(const struct pmadvise *ctl, const struct target *t,
 	case COL_ADVICE:
 		return xstrdup(advice_display_name(ctl));
 	case COL_ADVISED:
-		return ctl->bytes ? xasprintf("%" PRIu64, pc->advised) : human_size(pc->advised);
+		return format_size(ctl, pc->advised);
 	case COL_STATUS:
 		return xstrdup(status_names[pc->status]);
 	case COL_ERRNO:
@@ -1246,6 +1445,28 @@ static char *cell_data(const struct pmadvise *ctl, const struct target *t,
 				 : NULL;
 	case COL_REASON:
 		return pc->reason ? xstrdup(pc->reason) : NULL;
+	case COL_RSS:
+		return measured_size(ctl, pc, MEASURED_PAGES, pc->before.rss);
+	case COL_RSS_AFTER:
+		return measured_size(ctl, pc, MEASURED_PAGES_AFTER, pc->after.rss);
+	case COL_RSS_DELTA:
+		return measured_delta(ctl, pc, pc->before.rss, pc->after.rss);
+	case COL_SWAP:
+		return measured_size(ctl, pc, MEASURED_PAGES, pc->before.swap);
+	case COL_SWAP_AFTER:
+		return measured_size(ctl, pc, MEASURED_PAGES_AFTER, pc->after.swap);
+	case COL_HUGE:
+		return measured_size(ctl, pc, MEASURED_PAGES, pc->before.huge);
+	case COL_HUGE_AFTER:
+		return measured_size(ctl, pc, MEASURED_PAGES_AFTER, pc->after.huge);
+	case COL_REFERENCED:
+		return measured_size(ctl, pc, MEASURED_SMAPS, pc->referenced);
+	case COL_REFERENCED_AFTER:
+		return measured_size(ctl, pc, MEASURED_SMAPS_AFTER, pc->referenced_after);
+	case COL_KSM:
+		if (!pc->has_ksm)
+			return NULL;
+		return measured_size(ctl, pc, MEASURED_SMAPS | MEASURED_SMAPS_AFTER, pc->ksm);
 	}
 	return NULL;
 }
@@ -1256,6 +1477,7 @@ static int json_type_of(const struct pmadvise *ctl, int col)
 	case TYPE_NUMBER:
 		return SCOLS_JSON_NUMBER;
 	case TYPE_SIZE:
+	case TYPE_DELTA:
 		return ctl->bytes ? SCOLS_JSON_NUMBER : SCOLS_JSON_STRING;
 	default:
 		return SCOLS_JSON_STRING;
@@ -1275,7 +1497,7 @@ static struct libscols_table *new_table(const struct pmadvise *ctl, const char *
 	return tb;
 }
 
-static void print_table(const struct pmadvise *ctl)
+static void print_table(const struct pmadvise *ctl, const char *json_extra)
 {
 	struct libscols_table *tb = new_table(ctl, "pmadvise");
 	size_t i, j, k;
@@ -1306,14 +1528,114 @@ static void print_table(const struct pmadvise *ctl)
 			}
 		}
 	}
-	scols_print_table(tb);
+	if (json_extra) {
+		/* one more member after the table's array keeps the document valid */
+		char *text = NULL, *end;
+
+		if (scols_print_table_to_string(tb, &text) != 0 || !text)
+			err(EXIT_FAILURE, "cannot print the table");
+		end = strrchr(text, '}');
+		if (!end)
+			errx(EXIT_FAILURE, "unexpected JSON from libsmartcols");
+		while (end > text && (end[-1] == '\n' || end[-1] == ' '))
+			end--;
+		printf("%.*s,\n   %s\n}\n", (int) (end - text), text, json_extra);
+		free(text);
+	} else {
+		scols_print_table(tb);
+	}
 	scols_unref_table(tb);
+}
+
+struct totals {
+	size_t rows, ok, failed, skipped, not_run;
+	uint64_t advised;
+	struct residency before, after;
+	bool measured;
+};
+
+static void count_totals(const struct pmadvise *ctl, struct totals *tt)
+{
+	size_t i, j;
+
+	memset(tt, 0, sizeof(*tt));
+	tt->measured = (ctl->needs & NEED_PAGES) && !ctl->dry_run;
+	for (i = 0; i < ctl->ntargets; i++) {
+		const struct target *t = &ctl->targets[i];
+
+		for (j = 0; j < t->npieces; j++) {
+			const struct piece *pc = &t->pieces[j];
+
+			tt->rows++;
+			tt->advised += pc->advised;
+			switch (pc->status) {
+			case ST_OK:
+				tt->ok++;
+				break;
+			case ST_SKIPPED:
+				tt->skipped++;
+				break;
+			case ST_NOT_RUN:
+			case ST_PENDING:
+				tt->not_run++;
+				break;
+			case ST_DRY_RUN:
+				break;
+			default:
+				tt->failed++;
+				break;
+			}
+			tt->before.rss += pc->before.rss;
+			tt->before.swap += pc->before.swap;
+			tt->after.rss += pc->after.rss;
+			tt->after.swap += pc->after.swap;
+		}
+	}
+}
+
+static void print_summary_line(const struct pmadvise *ctl, const struct totals *tt)
+{
+	char *advised = format_size(ctl, tt->advised);
+
+	fprintf(stderr, "summary: %zu rows: %zu ok, %zu failed, %zu skipped, %zu not-run; advised %s",
+		tt->rows, tt->ok, tt->failed, tt->skipped, tt->not_run, advised);
+	free(advised);
+	if (tt->measured) {
+		char *a = format_size(ctl, tt->before.rss), *b = format_size(ctl, tt->after.rss);
+		char *c = format_size(ctl, tt->before.swap), *d = format_size(ctl, tt->after.swap);
+
+		fprintf(stderr, "; RSS %s -> %s; swap %s -> %s", a, b, c, d);
+		free(a);
+		free(b);
+		free(c);
+		free(d);
+	}
+	fputc('\n', stderr);
+}
+
+static char *summary_json(const struct totals *tt)
+{
+	char *text;
+
+	if (tt->measured)
+		text = xasprintf("\"summary\": {\"rows\": %zu, \"ok\": %zu, \"failed\": %zu, "
+				 "\"skipped\": %zu, \"not-run\": %zu, \"advised\": %" PRIu64 ", "
+				 "\"rss\": %" PRIu64 ", \"rss-after\": %" PRIu64 ", "
+				 "\"swap\": %" PRIu64 ", \"swap-after\": %" PRIu64 "}",
+				 tt->rows, tt->ok, tt->failed, tt->skipped, tt->not_run, tt->advised,
+				 tt->before.rss, tt->after.rss, tt->before.swap, tt->after.swap);
+	else
+		text = xasprintf("\"summary\": {\"rows\": %zu, \"ok\": %zu, \"failed\": %zu, "
+				 "\"skipped\": %zu, \"not-run\": %zu, \"advised\": %" PRIu64 "}",
+				 tt->rows, tt->ok, tt->failed, tt->skipped, tt->not_run, tt->advised);
+	return text;
 }
 
 static void list_columns(const struct pmadvise *ctl)
 {
 	static const char *const type_names[] = {
-		[TYPE_STRING] = "string", [TYPE_NUMBER] = "number", [TYPE_SIZE] = "size"
+		[TYPE_STRING] = "string", [TYPE_NUMBER] = "number", [TYPE_SIZE] = "size",
+		[TYPE_DELTA] = "size change"
 	};
 	struct libscols_table *tb = new_table(ctl, "columns");
 	size_t i;
@@ -1401,6 +1723,7 @@ static void __attribute__((noreturn)) usage(void)
 	fputs(" -b, --bytes               print sizes in bytes rather than in human form\n", out);
 	fputs(" -H, --list-columns        list the available columns\n", out);
 	fputs(" -q, --quiet               print no table, only errors\n", out);
+	fputs("     --summary             print a totals line (JSON: a \"summary\" member)\n", out);
 
 	fputs("\n -h, --help                display this help\n", out);
 	fputs(" -V, --version             display version\n", out);
@@ -1476,7 +1799,7 @@ static int exit_status(const struct pmadvise *ctl, size_t target_failures)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_DRY_RUN = CHAR_MAX + 1, OPT_OUTPUT_ALL };
+	enum { OPT_DRY_RUN = CHAR_MAX + 1, OPT_OUTPUT_ALL, OPT_SUMMARY };
 	static const struct option longopts[] = {
 		{ "pid",          required_argument, NULL, 'p' },
 		{ "pidfd",        required_argument, NULL, 'P' },
@@ -1492,6 +1815,7 @@ int main(int argc, char **argv)
 		{ "bytes",        no_argument,       NULL, 'b' },
 		{ "list-columns", no_argument,       NULL, 'H' },
 		{ "quiet",        no_argument,       NULL, 'q' },
+		{ "summary",      no_argument,       NULL, OPT_SUMMARY },
 		{ "help",         no_argument,       NULL, 'h' },
 		{ "version",      no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -1501,6 +1825,7 @@ int main(int argc, char **argv)
 	const char **pid_args = NULL, **pidfd_args = NULL;
 	size_t npid_args = 0, npidfd_args = 0, target_failures = 0, i;
 	bool list = false, output_all = false;
+	struct totals totals;
 	char **command = NULL;
 	int c, nopts = argc, ncommand = 0;
 
@@ -1568,6 +1893,9 @@ int main(int argc, char **argv)
 		case 'q':
 			ctl.quiet = true;
 			break;
+		case OPT_SUMMARY:
+			ctl.summary = true;
+			break;
 		case 'h':
 			usage();
 		case 'V':
@@ -1593,6 +1921,11 @@ int main(int argc, char **argv)
 	}
 	if (outarg)
 		parse_columns(&ctl, outarg);
+	if (!ctl.quiet)
+		for (i = 0; i < ctl.ncolumns; i++)
+			ctl.needs |= infos[ctl.columns[i]].needs;
+	if (ctl.summary)
+		ctl.needs |= NEED_PAGES | NEED_AFTER;
 
 	if (optind >= nopts)
 		errx(EXIT_FAILURE, "no advice given (try 'pmadvise --help')");
@@ -1671,20 +2004,37 @@ int main(int argc, char **argv)
 
 		if (t->error)
 			continue;
+		measure_target(&ctl, t, false);
 		if (ctl.dry_run) {
 			for (j = 0; j < t->npieces; j++)
 				if (t->pieces[j].status == ST_PENDING)
 					t->pieces[j].status = ST_DRY_RUN;
 			continue;
 		}
-		if (probe_target(&ctl, t) == 0)
+		if (probe_target(&ctl, t) == 0) {
 			advise_target(&ctl, t);
-		else
+			measure_target(&ctl, t, true);
+		} else {
 			target_failures++;
+		}
 		warn_failed_rows(&ctl, t);
 	}
 
-	if (!ctl.quiet && has_rows(&ctl))
-		print_table(&ctl);
+	if (ctl.summary)
+		count_totals(&ctl, &totals);
+	if (ctl.summary && ctl.json) {
+		char *member = summary_json(&totals);
+
+		if (!ctl.quiet && has_rows(&ctl))
+			print_table(&ctl, member);
+		else
+			printf("{\n   %s\n}\n", member);
+		free(member);
+	} else {
+		if (!ctl.quiet && has_rows(&ctl))
+			print_table(&ctl, NULL);
+		if (ctl.summary)
+			print_summary_line(&ctl, &totals);
+	}
 	return exit_status(&ctl, target_failures);
 }
