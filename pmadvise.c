@@ -1597,6 +1597,7 @@ static void print_summary_line(const struct pmadvise *ctl, const struct totals *
 {
 	char *advised = format_size(ctl, tt->advised);
 
+	fflush(stdout);		/* after the table, not inside it */
 	fprintf(stderr, "summary: %zu rows: %zu ok, %zu failed, %zu skipped, %zu not-run; advised %s",
 		tt->rows, tt->ok, tt->failed, tt->skipped, tt->not_run, advised);
 	free(advised);
