@@ -768,8 +768,9 @@ static int open_target(struct target *t)
 
 		if (saved == ESRCH) {
 			warnx("PID %d: no such process", (int) t->pid);
-		} else if (saved == EINVAL && (tgid = thread_group_of(t->pid)) > 0
-			   && tgid != t->pid) {
+		} else if ((saved == EINVAL || saved == ENOENT)
+			   && (tgid = thread_group_of(t->pid)) > 0 && tgid != t->pid) {
+			/* a thread's ID: EINVAL before Linux 6.9, ENOENT since */
 			warnx("PID %d is a thread of process %d: use --pid %d",
 			      (int) t->pid, (int) tgid, (int) tgid);
 		} else if (saved == ENOSYS) {
