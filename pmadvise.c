@@ -374,15 +374,20 @@ static char *human_size(uint64_t bytes)
 
 static void close_stdout(void)
 {
-	/* A reader that went away (| head -1) is not an error worth a word. */
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		if (errno == EPIPE)
-			_exit(EXIT_FAILURE);
-		warn("write error");
-		_exit(EXIT_FAILURE);
-	}
-	if (fclose(stdout) != 0 && errno != EPIPE) {
-		warn("write error");
+	bool failed = ferror(stdout);
+
+	errno = 0;
+	if (fclose(stdout) != 0)
+		failed = true;
+	/*
+	 * A reader that went away (| head -1) is not worth a word, and the
+	 * advice was given all the same: keep the exit status.
+	 */
+	if (failed && errno != EPIPE) {
+		if (errno)
+			warn("write error");
+		else
+			warnx("write error");
 		_exit(EXIT_FAILURE);
 	}
 }
@@ -528,6 +533,16 @@ static int column_name_to_id(const char *name, size_t len)
 			return (int) i;
 	}
 	return -1;
+}
+
+static bool has_column(const struct pmadvise *ctl, int id)
+{
+	size_t i;
+
+	for (i = 0; i < ctl->ncolumns; i++)
+		if (ctl->columns[i] == id)
+			return true;
+	return false;
 }
 
 static void add_column(struct pmadvise *ctl, int id)
@@ -1960,7 +1975,9 @@ int main(int argc, char **argv)
 		add_pidfd(&ctl, pidfd_args[i]);
 	for (i = 0; i < npid_args; i++)
 		add_pid(&ctl, pid_args[i]);
-	if (ctl.ntargets > 1 && !outarg && !output_all) {
+	/* several targets: rows need their PID, unless the columns were chosen */
+	if (ctl.ntargets > 1 && !output_all && (!outarg || *outarg == '+')
+	    && !has_column(&ctl, COL_PID)) {
 		memmove(&ctl.columns[1], &ctl.columns[0], ctl.ncolumns * sizeof(ctl.columns[0]));
 		ctl.columns[0] = COL_PID;
 		ctl.ncolumns++;

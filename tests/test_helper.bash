@@ -113,3 +113,10 @@ count_madvise_calls() {
 	grep -c 'process_madvise(' "$trace" || true
 	return "$rc"
 }
+
+# count_ranged_madvise_calls: after count_madvise_calls, how many of the
+# traced process_madvise calls carried at least one range (an iovec); the
+# zero-length probe (vlen 0) does not count. 0 means nothing was advised.
+count_ranged_madvise_calls() {
+	grep -c 'process_madvise([0-9]*, \[{' "$BATS_TEST_TMPDIR/strace.log" || true
+}

@@ -17,6 +17,7 @@
  *   many=N             N one-page mappings, alternately rw and read-only
  *   hole=SIZE          private anonymous rw with its middle page unmapped
  *   named=NAME:SIZE    private anonymous rw named [anon:NAME], written
+ *   untouched=SIZE     private anonymous rw, MAP_NORESERVE, never touched (costs no memory)
  *
  * Every region sits between PROT_NONE guard pages so that the kernel never
  * merges it with a neighbouring mapping: each region is its own VMA(s).
@@ -85,7 +86,7 @@ static void __attribute__((noreturn)) usage(void)
 {
 	fputs("Usage: maptarget [-d DIR] SPEC...\n"
 	      "SPEC: anon=SIZE anon-half=SIZE file=SIZE file-shared=SIZE locked=SIZE\n"
-	      "      aligned=SIZE many=N hole=SIZE named=NAME:SIZE\n"
+	      "      aligned=SIZE many=N hole=SIZE named=NAME:SIZE untouched=SIZE\n"
 	      "SIZE: bytes, or with a K, M or G suffix (powers of 1024)\n", stderr);
 	exit(EXIT_FAILURE);
 }
@@ -374,6 +375,12 @@ int main(int argc, char **argv)
 			start = map_anon_region(size, page_size);
 			name_region(start, size, name);
 			free(name);
+		} else if (KEY_IS("untouched")) {
+			size = parse_size(value, spec);
+			start = mmap(reserve_span(size, page_size), size, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+			if (start == MAP_FAILED)
+				die("%s: cannot map: %s", spec, strerror(errno));
 		} else {
 			die("unknown SPEC '%s'", spec);
 		}
