@@ -1123,17 +1123,20 @@ static struct cursor account_done(struct target *t, struct cursor c,
 
 		done -= iov[i].iov_len;
 		pc->advised += iov[i].iov_len;
-		if (pc->advised == pc->end - pc->start)
+		if (pc->advised == pc->end - pc->start) {
 			pc->status = ST_OK;
-		if (i + 1 < n && owner[i + 1] == owner[i])
-			c.offset += iov[i].iov_len;
-		else {
 			c.piece = owner[i] + 1;
 			c.offset = 0;
+		} else {
+			/* a chunked piece goes on where this call left it */
+			c.piece = owner[i];
+			c.offset = pc->advised;
 		}
 	}
 	return c;
 }
+
+static void report_target_error(const struct pmadvise *ctl, const struct target *t, int error);
 
 static void advise_target(struct pmadvise *ctl, struct target *t)
 {
@@ -1183,7 +1186,10 @@ static void advise_target(struct pmadvise *ctl, struct target *t)
 			continue;
 		}
 		if (is_fatal_for_target(errno)) {
-			stop_target(ctl, t, errno);
+			int error = errno;
+
+			report_target_error(ctl, t, error);
+			stop_target(ctl, t, error);
 			break;
 		}
 		/* the first iovec failed: its row fails, the rest go on */

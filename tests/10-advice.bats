@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Each advice, checked by what it really does to the target's memory.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Choosing what to advise: RANGE forms, --maps input, selectors, targets.
 

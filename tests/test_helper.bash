@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Shared functions for the pmadvise bats suite; each .bats file does `load test_helper`.
 #
 # Environment (set by `make check`):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * maptarget - a process with known mappings, for the pmadvise test suite.
  *
@@ -18,6 +19,8 @@
  *   hole=SIZE          private anonymous rw with its middle page unmapped
  *   named=NAME:SIZE    private anonymous rw named [anon:NAME], written
  *   untouched=SIZE     private anonymous rw, MAP_NORESERVE, never touched (costs no memory)
+ *   zero=SIZE          private anonymous rw, every page read, never written
+ *                      (each page maps the shared zero page: no Rss)
  *
  * Every region sits between PROT_NONE guard pages so that the kernel never
  * merges it with a neighbouring mapping: each region is its own VMA(s).
@@ -87,6 +90,7 @@ static void __attribute__((noreturn)) usage(void)
 	fputs("Usage: maptarget [-d DIR] SPEC...\n"
 	      "SPEC: anon=SIZE anon-half=SIZE file=SIZE file-shared=SIZE locked=SIZE\n"
 	      "      aligned=SIZE many=N hole=SIZE named=NAME:SIZE untouched=SIZE\n"
+	      "      zero=SIZE\n"
 	      "SIZE: bytes, or with a K, M or G suffix (powers of 1024)\n", stderr);
 	exit(EXIT_FAILURE);
 }
@@ -381,6 +385,11 @@ int main(int argc, char **argv)
 				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 			if (start == MAP_FAILED)
 				die("%s: cannot map: %s", spec, strerror(errno));
+		} else if (KEY_IS("zero")) {
+			size = parse_size(value, spec);
+			start = map_anon_fixed(reserve_span(size, page_size), size,
+					       PROT_READ | PROT_WRITE);
+			read_pages(start, size);
 		} else {
 			die("unknown SPEC '%s'", spec);
 		}
