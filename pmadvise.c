@@ -1681,6 +1681,101 @@ static void list_columns(const struct pmadvise *ctl)
 }
 
 /*
+ * --ksm-status: what KSM does for each target, from /proc/PID/ksm_stat.
+ */
+struct ksm_field {
+	const char *key;		/* in ksm_stat */
+	const char *column;
+	bool number;
+};
+
+static const struct ksm_field ksm_fields[] = {
+	{ "ksm_merge_any",      "MERGE-ANY",     false },
+	{ "ksm_mergeable",      "MERGEABLE",     false },
+	{ "ksm_merging_pages",  "MERGING-PAGES", true },
+	{ "ksm_process_profit", "PROFIT",        true },
+	{ "ksm_rmap_items",     "RMAP-ITEMS",    true },
+	{ "ksm_zero_pages",     "ZERO-PAGES",    true },
+};
+
+/* "key value" or "key: value"; NULL when the kernel does not report it. */
+static char *ksm_stat_value(const char *text, const char *key)
+{
+	size_t len = strlen(key);
+	const char *p = text;
+
+	while (p && *p) {
+		if (strncmp(p, key, len) == 0 && (p[len] == ' ' || p[len] == ':')) {
+			p += len;
+			p += strspn(p, ": \t");
+			return strndup(p, strcspn(p, "\n"));
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return NULL;
+}
+
+static int print_ksm_status(struct pmadvise *ctl)
+{
+	struct libscols_table *tb = new_table(ctl, "ksm");
+	size_t i, j, failures = 0;
+	struct libscols_column *cl;
+
+	if (!(cl = scols_table_new_column(tb, "PID", 5, SCOLS_FL_RIGHT)))
+		err(EXIT_FAILURE, "cannot create a column");
+	scols_column_set_json_type(cl, SCOLS_JSON_NUMBER);
+	if (!scols_table_new_column(tb, "COMM", 15, 0))
+		err(EXIT_FAILURE, "cannot create a column");
+	for (j = 0; j < sizeof(ksm_fields) / sizeof(ksm_fields[0]); j++) {
+		cl = scols_table_new_column(tb, ksm_fields[j].column, 5, SCOLS_FL_RIGHT);
+		if (!cl)
+			err(EXIT_FAILURE, "cannot create a column");
+		scols_column_set_json_type(cl, ksm_fields[j].number ? SCOLS_JSON_NUMBER
+							  : SCOLS_JSON_STRING);
+	}
+	for (i = 0; i < ctl->ntargets; i++) {
+		struct target *t = &ctl->targets[i];
+		struct libscols_line *ln;
+		char *text;
+
+		if ((t->pidfd >= 0 ? pin_target(t, t->pidfd) : open_target(t)) != 0) {
+			failures++;
+			continue;
+		}
+		text = read_proc_file(t->procfd, "ksm_stat", NULL);
+		if (!text) {
+			if (errno == ENOENT)
+				warnx("PID %d: this kernel has no /proc/PID/ksm_stat (Linux 6.1 or later)",
+				      (int) t->pid);
+			else
+				warn("PID %d: cannot read /proc/%d/ksm_stat", (int) t->pid, (int) t->pid);
+			failures++;
+			continue;
+		}
+		ln = scols_table_new_line(tb, NULL);
+		if (!ln)
+			err(EXIT_FAILURE, "cannot create a table line");
+		scols_line_refer_data(ln, 0, xasprintf("%d", (int) t->pid));
+		scols_line_set_data(ln, 1, t->comm);
+		for (j = 0; j < sizeof(ksm_fields) / sizeof(ksm_fields[0]); j++) {
+			char *value = ksm_stat_value(text, ksm_fields[j].key);
+
+			if (value)
+				scols_line_refer_data(ln, j + 2, value);
+		}
+		free(text);
+	}
+	if (!ctl->quiet && failures < ctl->ntargets)
+		scols_print_table(tb);
+	scols_unref_table(tb);
+	if (failures == 0)
+		return EXIT_SUCCESS;
+	return failures == ctl->ntargets ? EXIT_FAILURE : EXIT_SOME_FAILED;
+}
+
+/*
  * Launcher mode: KSM for a program started from here (PR_SET_MEMORY_MERGE is
  * inherited across fork and, since Linux 6.7, across exec).
  */
@@ -1725,6 +1820,7 @@ static void __attribute__((noreturn)) usage(void)
 	fputs(" pmadvise [options] --pid PID[,PID...] ADVICE [RANGE...]\n", out);
 	fputs(" pmadvise [options] --pidfd FD ADVICE [RANGE...]\n", out);
 	fputs(" pmadvise mergeable|unmergeable -- COMMAND [ARG...]\n", out);
+	fputs(" pmadvise --ksm-status --pid PID[,PID...]\n", out);
 	fputs("\nGive memory-management advice to another process's memory.\n", out);
 
 	fputs("\nTargets:\n", out);
@@ -1747,6 +1843,7 @@ static void __attribute__((noreturn)) usage(void)
 	fputs(" -H, --list-columns        list the available columns\n", out);
 	fputs(" -q, --quiet               print no table, only errors\n", out);
 	fputs("     --summary             print a totals line (JSON: a \"summary\" member)\n", out);
+	fputs("     --ksm-status          print the targets' KSM state (/proc/PID/ksm_stat)\n", out);
 
 	fputs("\n -h, --help                display this help\n", out);
 	fputs(" -V, --version             display version\n", out);
@@ -1822,7 +1919,7 @@ static int exit_status(const struct pmadvise *ctl, size_t target_failures)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_DRY_RUN = CHAR_MAX + 1, OPT_OUTPUT_ALL, OPT_SUMMARY };
+	enum { OPT_DRY_RUN = CHAR_MAX + 1, OPT_OUTPUT_ALL, OPT_SUMMARY, OPT_KSM_STATUS };
 	static const struct option longopts[] = {
 		{ "pid",          required_argument, NULL, 'p' },
 		{ "pidfd",        required_argument, NULL, 'P' },
@@ -1839,6 +1936,7 @@ int main(int argc, char **argv)
 		{ "list-columns", no_argument,       NULL, 'H' },
 		{ "quiet",        no_argument,       NULL, 'q' },
 		{ "summary",      no_argument,       NULL, OPT_SUMMARY },
+		{ "ksm-status",   no_argument,       NULL, OPT_KSM_STATUS },
 		{ "help",         no_argument,       NULL, 'h' },
 		{ "version",      no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -1847,7 +1945,7 @@ int main(int argc, char **argv)
 	const char *outarg = NULL, *maps_file = NULL;
 	const char **pid_args = NULL, **pidfd_args = NULL;
 	size_t npid_args = 0, npidfd_args = 0, target_failures = 0, i;
-	bool list = false, output_all = false;
+	bool list = false, output_all = false, ksm_status = false;
 	struct totals totals;
 	char **command = NULL;
 	int c, nopts = argc, ncommand = 0;
@@ -1919,6 +2017,9 @@ int main(int argc, char **argv)
 		case OPT_SUMMARY:
 			ctl.summary = true;
 			break;
+		case OPT_KSM_STATUS:
+			ksm_status = true;
+			break;
 		case 'h':
 			usage();
 		case 'V':
@@ -1949,6 +2050,18 @@ int main(int argc, char **argv)
 			ctl.needs |= infos[ctl.columns[i]].needs;
 	if (ctl.summary)
 		ctl.needs |= NEED_PAGES | NEED_AFTER;
+
+	if (ksm_status) {
+		if (optind < nopts || command)
+			errx(EXIT_FAILURE, "--ksm-status takes no ADVICE or RANGE");
+		if (!npid_args && !npidfd_args)
+			errx(EXIT_FAILURE, "--ksm-status needs --pid or --pidfd");
+		for (i = 0; i < npidfd_args; i++)
+			add_pidfd(&ctl, pidfd_args[i]);
+		for (i = 0; i < npid_args; i++)
+			add_pid(&ctl, pid_args[i]);
+		return print_ksm_status(&ctl);
+	}
 
 	if (optind >= nopts)
 		errx(EXIT_FAILURE, "no advice given (try 'pmadvise --help')");
