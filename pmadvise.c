@@ -120,6 +120,13 @@ static const int destructive_advice[] = {
 	102,	/* MADV_GUARD_INSTALL */
 };
 
+/* The advice chosen for a run or a rule. */
+struct advice {
+	const struct advice_info *info;	/* NULL for a bare number the table lacks */
+	int value;
+	const char *name;
+};
+
 /*
  * Output columns
  */
@@ -149,6 +156,7 @@ enum {
 	COL_REFERENCED,
 	COL_REFERENCED_AFTER,
 	COL_KSM,
+	COL_RULE,
 	NCOLUMNS
 };
 
@@ -206,6 +214,8 @@ static const struct colinfo infos[NCOLUMNS] = {
 			  "smaps Referenced of a whole-mapping row after the advice" },
 	[COL_KSM]     = { "KSM",     5, SCOLS_FL_RIGHT, TYPE_SIZE,   NEED_SMAPS | NEED_AFTER,
 			  "smaps KSM (bytes merged) of a whole-mapping row, after the advice" },
+	[COL_RULE]    = { "RULE",    4, SCOLS_FL_RIGHT, TYPE_NUMBER, 0,
+			  "the --rule that chose the row (1-based)" },
 };
 
 static const int default_columns[] = {
@@ -246,6 +256,8 @@ struct piece {
 	enum status status;
 	int error;				/* errno, 0 if none */
 	const char *reason;
+	const struct advice *advice;
+	size_t rule;				/* 1-based --rule, 0 without rules */
 	bool selected;				/* by --select/--exclude alone */
 	unsigned int measured;			/* NEED_* done for this row */
 	struct residency before;
@@ -272,10 +284,20 @@ struct target {
 };
 
 /* Everything a run needs: options, targets and the output table. */
+/* -R SELECTOR=ADVICE: a range or a selector expression, and its advice. */
+struct rule {
+	char *text;
+	bool is_range;
+	struct range range;
+	struct selector sel;
+	struct advice advice;
+	size_t matches;			/* pieces it chose, over all targets */
+};
+
 struct pmadvise {
-	const struct advice_info *advice;	/* NULL for a bare number */
-	int advice_value;
-	const char *advice_name;
+	struct advice advice;		/* without rules */
+	struct rule *rules;
+	size_t nrules;
 
 	struct target *targets;
 	size_t ntargets;
@@ -470,12 +492,20 @@ static ssize_t sys_process_madvise(int pidfd, const struct iovec *iov,
 /*
  * Parsing the command line
  */
-static const char *advice_display_name(const struct pmadvise *ctl)
+static bool is_advice_name(const char *arg)
 {
-	return ctl->advice_name;
+	size_t i;
+
+	if (strncasecmp(arg, "MADV_", 5) == 0)
+		arg += 5;
+	for (i = 0; i < sizeof(advices) / sizeof(advices[0]); i++)
+		if (strcasecmp(arg, advices[i].name) == 0)
+			return true;
+	return false;
 }
 
-static void parse_advice(struct pmadvise *ctl, const char *arg)
+/* `where` names the argument for messages: "" or " in --rule '...'". */
+static void parse_advice(struct advice *advice, const char *arg, const char *where)
 {
 	const char *name = arg;
 	size_t i;
@@ -484,9 +514,9 @@ static void parse_advice(struct pmadvise *ctl, const char *arg)
 		name += 5;
 	for (i = 0; i < sizeof(advices) / sizeof(advices[0]); i++) {
 		if (strcasecmp(name, advices[i].name) == 0) {
-			ctl->advice = &advices[i];
-			ctl->advice_value = advices[i].value;
-			ctl->advice_name = advices[i].name;
+			advice->info = &advices[i];
+			advice->value = advices[i].value;
+			advice->name = advices[i].name;
 			return;
 		}
 	}
@@ -498,30 +528,66 @@ static void parse_advice(struct pmadvise *ctl, const char *arg)
 		errno = 0;
 		value = strtol(arg, &end, 10);
 		if (errno || *end || value < 0 || value > INT_MAX)
-			errx(EXIT_FAILURE, "invalid advice number '%s'", arg);
+			errx(EXIT_FAILURE, "invalid advice number '%s'%s", arg, where);
 		for (i = 0; i < sizeof(destructive_advice) / sizeof(destructive_advice[0]); i++)
 			if (destructive_advice[i] == value)
-				errx(EXIT_FAILURE, "advice %ld can lose data and is never given", value);
+				errx(EXIT_FAILURE, "advice %ld%s can lose data and is never given",
+				     value, where);
 		for (i = 0; i < sizeof(advices) / sizeof(advices[0]); i++) {
 			if (advices[i].value == value) {
-				ctl->advice = &advices[i];
-				ctl->advice_name = advices[i].name;
-				ctl->advice_value = (int) value;
+				advice->info = &advices[i];
+				advice->name = advices[i].name;
+				advice->value = (int) value;
 				return;
 			}
 		}
-		ctl->advice = NULL;
-		ctl->advice_value = (int) value;
-		ctl->advice_name = arg;
+		advice->info = NULL;
+		advice->value = (int) value;
+		advice->name = arg;
 		return;
 	}
 
 	if (strcasecmp(name, "dontneed") == 0 || strcasecmp(name, "free") == 0
 	    || strcasecmp(name, "remove") == 0 || strcasecmp(name, "wipeonfork") == 0
 	    || strcasecmp(name, "dontneed_locked") == 0)
-		errx(EXIT_FAILURE, "advice '%s' can lose data and is never given", arg);
-	errx(EXIT_FAILURE, "unknown advice '%s' (known: cold, pageout, willneed, "
-	     "collapse, mergeable, unmergeable)", arg);
+		errx(EXIT_FAILURE, "advice '%s'%s can lose data and is never given", arg, where);
+	errx(EXIT_FAILURE, "unknown advice '%s'%s (known: cold, pageout, willneed, "
+	     "collapse, mergeable, unmergeable)", arg, where);
+}
+
+/*
+ * The text splits at its last '=', so that "path=*x=cold" and
+ * "perms=r--p=cold" work.  A SELECTOR that reads as a RANGE is one.
+ */
+static void add_rule(struct pmadvise *ctl, const char *text, uint64_t page_size)
+{
+	const char *eq = strrchr(text, '='), *why = NULL;
+	char *selector, *where, *bad = NULL;
+	struct rule *rule;
+
+	if (!eq || eq == text || !eq[1])
+		errx(EXIT_FAILURE, "invalid --rule '%s': expected SELECTOR=ADVICE", text);
+	ctl->rules = xreallocarray(ctl->rules, ctl->nrules + 1, sizeof(*ctl->rules));
+	rule = &ctl->rules[ctl->nrules++];
+	memset(rule, 0, sizeof(*rule));
+	rule->text = xstrdup(text);
+	where = xasprintf(" in --rule '%s'", text);
+	parse_advice(&rule->advice, eq + 1, where);
+	free(where);
+
+	selector = strndup(text, (size_t) (eq - text));
+	if (!selector)
+		err(EXIT_FAILURE, "cannot allocate memory");
+	if (parse_range(selector, page_size, &rule->range, &why) == 0) {
+		rule->is_range = true;
+	} else if (parse_selector(selector, &rule->sel, &why, &bad) != 0) {
+		if (bad)
+			errx(EXIT_FAILURE, "invalid --rule '%s': '%s' is neither a range nor a "
+			     "selector: %s '%s'", text, selector, why, bad);
+		errx(EXIT_FAILURE, "invalid --rule '%s': '%s' is neither a range nor a "
+		     "selector: %s", text, selector, why);
+	}
+	free(selector);
 }
 
 static int column_name_to_id(const char *name, size_t len)
@@ -958,6 +1024,131 @@ static void select_range(struct pmadvise *ctl, struct target *t, const struct ra
 	}
 }
 
+/* Where a range rule applies in this target; false if nowhere. */
+static bool rule_span(const struct pmadvise *ctl, const struct target *t,
+		      const struct rule *rule, uint64_t *start, uint64_t *end)
+{
+	if (rule->range.form == RANGE_MAPPING) {
+		size_t i = first_mapping_after(t, rule->range.start);
+
+		if (i == t->nmaps || t->maps[i].start > rule->range.start) {
+			*start = rule->range.start & ~(ctl->page_size - 1);
+			*end = *start + ctl->page_size;
+			return false;
+		}
+		*start = t->maps[i].start;
+		*end = t->maps[i].end;
+		return true;
+	}
+	*start = rule->range.start;
+	*end = rule->range.end;
+	return true;
+}
+
+static void add_rule_piece(struct pmadvise *ctl, struct target *t, const struct piece *from,
+			   uint64_t start, uint64_t end, size_t r, bool selected)
+{
+	struct piece *pc = new_piece(t, start, end, from->mapping);
+
+	pc->advice = &ctl->rules[r].advice;
+	pc->rule = r + 1;
+	pc->selected = selected;
+	ctl->rules[r].matches++;
+}
+
+/*
+ * [start, end) of a candidate piece takes the advice of the first rule from
+ * `r` on that selects it; a range rule splits it, and the parts outside the
+ * range go on to the later rules.
+ */
+static void assign_rules(struct pmadvise *ctl, struct target *t, const struct piece *from,
+			 uint64_t start, uint64_t end, size_t r)
+{
+	for (; r < ctl->nrules; r++) {
+		const struct rule *rule = &ctl->rules[r];
+		uint64_t rs, re;
+
+		if (!rule->is_range) {
+			if (selector_matches(&rule->sel, from->mapping)) {
+				add_rule_piece(ctl, t, from, start, end, r, from->selected);
+				return;
+			}
+			continue;
+		}
+		if (!rule_span(ctl, t, rule, &rs, &re) || re <= start || rs >= end)
+			continue;
+		if (start < rs)
+			assign_rules(ctl, t, from, start, rs, r + 1);
+		add_rule_piece(ctl, t, from, rs > start ? rs : start, re < end ? re : end, r, false);
+		if (re < end)
+			assign_rules(ctl, t, from, re, end, r + 1);
+		return;
+	}
+}
+
+static int piece_cmp(const void *a, const void *b)
+{
+	const struct piece *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->rule < y->rule ? -1 : x->rule > y->rule;
+}
+
+/* The unmapped parts of range rules, as rows (only where nothing bounds the rules). */
+static void add_rule_holes(struct pmadvise *ctl, struct target *t)
+{
+	size_t r;
+
+	for (r = 0; r < ctl->nrules; r++) {
+		const struct rule *rule = &ctl->rules[r];
+		uint64_t rs, re, at;
+		size_t i;
+
+		if (!rule->is_range)
+			continue;
+		if (!rule_span(ctl, t, rule, &rs, &re)) {
+			new_piece(t, rs, re, NULL)->rule = r + 1;
+			continue;
+		}
+		for (at = rs, i = first_mapping_after(t, rs); at < re; i++) {
+			uint64_t next = i < t->nmaps && t->maps[i].start < re ? t->maps[i].start : re;
+
+			if (next > at)
+				new_piece(t, at, next, NULL)->rule = r + 1;
+			if (i >= t->nmaps || next >= re)
+				break;
+			at = t->maps[i].end;
+		}
+	}
+}
+
+static void apply_rules(struct pmadvise *ctl, struct target *t)
+{
+	struct piece *candidates = t->pieces;
+	size_t ncandidates = t->npieces, i;
+
+	t->pieces = NULL;
+	t->npieces = 0;
+	for (i = 0; i < ncandidates; i++) {
+		const struct piece *c = &candidates[i];
+
+		if (c->mapping)
+			assign_rules(ctl, t, c, c->start, c->end, 0);
+		else {
+			struct piece *hole = new_piece(t, c->start, c->end, NULL);
+
+			*hole = *c;
+			hole->advice = NULL;
+		}
+	}
+	free(candidates);
+	if (!ctl->nranges && !ctl->nselects)
+		add_rule_holes(ctl, t);
+	if (t->npieces > 1)
+		qsort(t->pieces, t->npieces, sizeof(*t->pieces), piece_cmp);
+}
+
 static void select_pieces(struct pmadvise *ctl, struct target *t)
 {
 	size_t i;
@@ -965,15 +1156,19 @@ static void select_pieces(struct pmadvise *ctl, struct target *t)
 	if (ctl->nranges) {
 		for (i = 0; i < ctl->nranges; i++)
 			select_range(ctl, t, &ctl->ranges[i]);
-		return;
-	}
-	for (i = 0; i < t->nmaps; i++) {
-		const struct maps_entry *m = &t->maps[i];
+	} else {
+		for (i = 0; i < t->nmaps; i++) {
+			const struct maps_entry *m = &t->maps[i];
 
-		if (is_special_mapping(m) || !wanted_mapping(ctl, m))
-			continue;
-		new_piece(t, m->start, m->end, m)->selected = true;
+			if (is_special_mapping(m) || !wanted_mapping(ctl, m))
+				continue;
+			new_piece(t, m->start, m->end, m)->selected = true;
+		}
 	}
+	for (i = 0; i < t->npieces; i++)
+		t->pieces[i].advice = &ctl->advice;
+	if (ctl->nrules)
+		apply_rules(ctl, t);
 }
 
 static char *describe_selection(const struct pmadvise *ctl)
@@ -1064,9 +1259,15 @@ struct cursor {
 	uint64_t offset;
 };
 
-static void skip_done(const struct target *t, struct cursor *c)
+/* Rows still to advise with this advice. */
+static bool is_due(const struct piece *pc, const struct advice *advice)
 {
-	while (c->piece < t->npieces && t->pieces[c->piece].status != ST_PENDING) {
+	return pc->status == ST_PENDING && pc->advice->value == advice->value;
+}
+
+static void skip_done(const struct target *t, const struct advice *advice, struct cursor *c)
+{
+	while (c->piece < t->npieces && !is_due(&t->pieces[c->piece], advice)) {
 		c->piece++;
 		c->offset = 0;
 	}
@@ -1077,8 +1278,8 @@ static void skip_done(const struct target *t, struct cursor *c)
  * all.  A piece too large for what is left is split; its row stays one.
  */
 static size_t fill_batch(const struct pmadvise *ctl, const struct target *t,
-			 struct cursor c, struct iovec *iov, size_t *owner,
-			 uint64_t *total)
+			 const struct advice *advice, struct cursor c,
+			 struct iovec *iov, size_t *owner, uint64_t *total)
 {
 	uint64_t room = MAX_RW_COUNT & ~(ctl->page_size - 1);
 	size_t n = 0;
@@ -1088,7 +1289,7 @@ static size_t fill_batch(const struct pmadvise *ctl, const struct target *t,
 		const struct piece *pc = &t->pieces[c.piece];
 		uint64_t len;
 
-		if (pc->status != ST_PENDING) {
+		if (!is_due(pc, advice)) {
 			c.piece++;
 			c.offset = 0;
 			continue;
@@ -1136,9 +1337,10 @@ static struct cursor account_done(struct target *t, struct cursor c,
 	return c;
 }
 
-static void report_target_error(const struct pmadvise *ctl, const struct target *t, int error);
+static void report_target_error(const struct target *t, const struct advice *advice,
+				int error);
 
-static void advise_target(struct pmadvise *ctl, struct target *t)
+static void advise_target(struct pmadvise *ctl, struct target *t, const struct advice *advice)
 {
 	static struct iovec iov[BATCH_MAX_ENTRIES];
 	static size_t owner[BATCH_MAX_ENTRIES];
@@ -1150,12 +1352,12 @@ static void advise_target(struct pmadvise *ctl, struct target *t)
 		ssize_t ret;
 		size_t n;
 
-		skip_done(t, &c);
-		n = fill_batch(ctl, t, c, iov, owner, &total);
+		skip_done(t, advice, &c);
+		n = fill_batch(ctl, t, advice, c, iov, owner, &total);
 		if (n == 0)
 			break;
 
-		ret = sys_process_madvise(t->pidfd, iov, n, ctl->advice_value);
+		ret = sys_process_madvise(t->pidfd, iov, n, advice->value);
 		if (ret >= 0 && (uint64_t) ret >= total) {
 			c = account_done(t, c, iov, owner, n, total);
 			retries = 0;
@@ -1188,7 +1390,7 @@ static void advise_target(struct pmadvise *ctl, struct target *t)
 		if (is_fatal_for_target(errno)) {
 			int error = errno;
 
-			report_target_error(ctl, t, error);
+			report_target_error(t, advice, error);
 			stop_target(ctl, t, error);
 			break;
 		}
@@ -1198,9 +1400,10 @@ static void advise_target(struct pmadvise *ctl, struct target *t)
 	}
 }
 
-static void report_target_error(const struct pmadvise *ctl, const struct target *t, int error)
+static void report_target_error(const struct target *t, const struct advice *advice,
+				int error)
 {
-	const char *name = advice_display_name(ctl);
+	const char *name = advice->name;
 
 	switch (error) {
 	case EACCES:
@@ -1219,18 +1422,18 @@ static void report_target_error(const struct pmadvise *ctl, const struct target 
 		      "later with CONFIG_ADVISE_SYSCALLS");
 		break;
 	case EINVAL:
-		if (ctl->advice && !ctl->advice->remote_since)
+		if (advice->info && !advice->info->remote_since)
 			warnx("PID %d: this kernel does not support remote KSM hints: it refuses "
 			      "'%s' for another process. Start the program as "
 			      "'pmadvise %s -- COMMAND' instead",
 			      (int) t->pid, name, name);
-		else if (ctl->advice)
+		else if (advice->info)
 			warnx("PID %d: this kernel does not accept '%s' for another process "
 			      "(needs Linux %s or later)", (int) t->pid, name,
-			      ctl->advice->remote_since);
+			      advice->info->remote_since);
 		else
 			warnx("PID %d: this kernel does not accept advice %d for another process",
-			      (int) t->pid, ctl->advice_value);
+			      (int) t->pid, advice->value);
 		break;
 	default:
 		warnx("PID %d: %s", (int) t->pid, strerror(error));
@@ -1242,22 +1445,77 @@ static void report_target_error(const struct pmadvise *ctl, const struct target 
  * A call with no iovecs checks what the kernel thinks of this target and
  * advice (ENOSYS, EACCES, EPERM, ESRCH, EINVAL) before any range is touched.
  */
-static int probe_target(struct pmadvise *ctl, struct target *t)
+static int probe_target(struct pmadvise *ctl, struct target *t, const struct advice *advice)
 {
 	struct iovec none = { NULL, 0 };
+	int error;
+	size_t i;
 
-	if (sys_process_madvise(t->pidfd, &none, 0, ctl->advice_value) >= 0)
+	if (sys_process_madvise(t->pidfd, &none, 0, advice->value) >= 0)
 		return 0;
-	if (errno == EINVAL || errno == ENOSYS)
+	error = errno;
+	if (error == EINVAL || error == ENOSYS)
 		ctl->unsupported = true;
-	report_target_error(ctl, t, errno);
+	report_target_error(t, advice, error);
+	if (error == EINVAL && ctl->nrules) {
+		/* one rule's advice refused: the other rules go on */
+		for (i = 0; i < t->npieces; i++) {
+			struct piece *pc = &t->pieces[i];
+
+			if (is_due(pc, advice)) {
+				pc->status = ST_NOT_RUN;
+				pc->error = EINVAL;
+				pc->reason = "this kernel does not take this advice for another process";
+			}
+		}
+		return 1;
+	}
 	/* nothing was tried: the message says it all, no rows needed */
-	t->error = errno;
+	t->error = error;
 	t->npieces = 0;
 	return -1;
 }
 
-static void warn_failed_rows(const struct pmadvise *ctl, const struct target *t)
+static bool has_due(const struct target *t, const struct advice *advice)
+{
+	size_t i;
+
+	for (i = 0; i < t->npieces; i++)
+		if (is_due(&t->pieces[i], advice))
+			return true;
+	return false;
+}
+
+/* A probe and a batched pass for each advice, in the order of the rules. */
+static int advise_all(struct pmadvise *ctl, struct target *t)
+{
+	size_t r, earlier;
+
+	if (!ctl->nrules) {
+		if (probe_target(ctl, t, &ctl->advice) != 0)
+			return -1;
+		advise_target(ctl, t, &ctl->advice);
+		return 0;
+	}
+	for (r = 0; r < ctl->nrules && !t->error; r++) {
+		const struct advice *advice = &ctl->rules[r].advice;
+		int rc;
+
+		for (earlier = 0; earlier < r; earlier++)
+			if (ctl->rules[earlier].advice.value == advice->value)
+				break;
+		if (earlier < r || !has_due(t, advice))
+			continue;
+		rc = probe_target(ctl, t, advice);
+		if (rc < 0)
+			return -1;
+		if (rc == 0)
+			advise_target(ctl, t, advice);
+	}
+	return 0;
+}
+
+static void warn_failed_rows(const struct target *t)
 {
 	size_t i;
 
@@ -1268,7 +1526,7 @@ static void warn_failed_rows(const struct pmadvise *ctl, const struct target *t)
 
 		if (pc->status == ST_FAILED || pc->status == ST_PARTIAL)
 			warnx("PID %d: %" PRIx64 "-%" PRIx64 ": %s %s: %s",
-			      (int) t->pid, pc->start, pc->end, advice_display_name(ctl),
+			      (int) t->pid, pc->start, pc->end, pc->advice->name,
 			      pc->status == ST_PARTIAL ? "stopped part way" : "failed",
 			      pc->reason);
 		else if (pc->status == ST_UNMAPPED)
@@ -1457,7 +1715,9 @@ static char *cell_data(const struct pmadvise *ctl, const struct target *t,
 	case COL_PATH:
 		return m && *m->path ? xstrdup(m->path) : NULL;
 	case COL_ADVICE:
-		return xstrdup(advice_display_name(ctl));
+		return pc->advice ? xstrdup(pc->advice->name) : NULL;
+	case COL_RULE:
+		return pc->rule ? xasprintf("%zu", pc->rule) : NULL;
 	case COL_ADVISED:
 		return format_size(ctl, pc->advised);
 	case COL_STATUS:
@@ -1790,7 +2050,7 @@ static void warn_if_ksm_stopped(void)
 
 static void __attribute__((noreturn)) launch(const struct pmadvise *ctl, char **argv)
 {
-	bool merge = ctl->advice_value == MADV_MERGEABLE;
+	bool merge = ctl->advice.value == MADV_MERGEABLE;
 
 	if (prctl(PR_SET_MEMORY_MERGE, merge ? 1 : 0, 0, 0, 0) != 0) {
 		if (errno == EINVAL)
@@ -1819,6 +2079,7 @@ static void __attribute__((noreturn)) usage(void)
 	fputs("Usage:\n", out);
 	fputs(" pmadvise [options] --pid PID[,PID...] ADVICE [RANGE...]\n", out);
 	fputs(" pmadvise [options] --pidfd FD ADVICE [RANGE...]\n", out);
+	fputs(" pmadvise [options] --pid PID --rule SELECTOR=ADVICE... [RANGE...]\n", out);
 	fputs(" pmadvise mergeable|unmergeable -- COMMAND [ARG...]\n", out);
 	fputs(" pmadvise --ksm-status --pid PID[,PID...]\n", out);
 	fputs("\nGive memory-management advice to another process's memory.\n", out);
@@ -1831,6 +2092,8 @@ static void __attribute__((noreturn)) usage(void)
 	fputs(" -s, --select EXPR         mappings matching EXPR (repeatable: union)\n", out);
 	fputs(" -x, --exclude EXPR        leave out mappings matching EXPR (repeatable)\n", out);
 	fputs(" -m, --maps FILE           ranges from maps-format lines ('-' for stdin)\n", out);
+	fputs(" -R, --rule SELECTOR=ADVICE  advise what SELECTOR (a RANGE or EXPR) picks;\n"
+	      "                           repeatable, the first rule that picks a piece wins\n", out);
 	fputs("     --dry-run             select and print, advise nothing\n", out);
 
 	fputs("\nOutput:\n", out);
@@ -1925,6 +2188,7 @@ int main(int argc, char **argv)
 		{ "pidfd",        required_argument, NULL, 'P' },
 		{ "select",       required_argument, NULL, 's' },
 		{ "exclude",      required_argument, NULL, 'x' },
+		{ "rule",         required_argument, NULL, 'R' },
 		{ "maps",         required_argument, NULL, 'm' },
 		{ "dry-run",      no_argument,       NULL, OPT_DRY_RUN },
 		{ "output",       required_argument, NULL, 'o' },
@@ -1966,7 +2230,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	while ((c = getopt_long(nopts, argv, "p:P:s:x:m:o:JrnbHqhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(nopts, argv, "p:P:s:x:R:m:o:JrnbHqhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			pid_args = xreallocarray(pid_args, npid_args + 1, sizeof(*pid_args));
@@ -1981,6 +2245,9 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			add_selector(&ctl.excludes, &ctl.nexcludes, optarg, "--exclude");
+			break;
+		case 'R':
+			add_rule(&ctl, optarg, ctl.page_size);
 			break;
 		case 'm':
 			if (maps_file)
@@ -2036,8 +2303,15 @@ int main(int argc, char **argv)
 	}
 
 	/* columns first: an unknown one is an input error like any other */
-	for (i = 0; i < sizeof(default_columns) / sizeof(default_columns[0]); i++)
+	for (i = 0; i < sizeof(default_columns) / sizeof(default_columns[0]); i++) {
+		/* with rules, rows differ in advice: show it (and the rule under --dry-run) */
+		if (ctl.nrules && default_columns[i] == COL_ADVISED) {
+			add_column(&ctl, COL_ADVICE);
+			if (ctl.dry_run)
+				add_column(&ctl, COL_RULE);
+		}
 		add_column(&ctl, default_columns[i]);
+	}
 	if (output_all) {
 		ctl.ncolumns = 0;
 		for (i = 0; i < NCOLUMNS; i++)
@@ -2063,13 +2337,22 @@ int main(int argc, char **argv)
 		return print_ksm_status(&ctl);
 	}
 
-	if (optind >= nopts)
-		errx(EXIT_FAILURE, "no advice given (try 'pmadvise --help')");
-	parse_advice(&ctl, argv[optind++]);
+	if (ctl.nrules) {
+		/* every rule names its advice: what follows the options are RANGEs */
+		if (optind < nopts && is_advice_name(argv[optind]))
+			errx(EXIT_FAILURE, "ADVICE '%s' cannot be given with --rule: each rule "
+			     "names its own (SELECTOR=ADVICE)", argv[optind]);
+		if (!npid_args && !npidfd_args)
+			errx(EXIT_FAILURE, "--rule needs a target: use --pid or --pidfd");
+	} else {
+		if (optind >= nopts)
+			errx(EXIT_FAILURE, "no advice given (try 'pmadvise --help')");
+		parse_advice(&ctl.advice, argv[optind++], "");
+	}
 
 	if (!npid_args && !npidfd_args) {
 		if (command) {
-			if (ctl.advice_value != MADV_MERGEABLE && ctl.advice_value != MADV_UNMERGEABLE)
+			if (ctl.advice.value != MADV_MERGEABLE && ctl.advice.value != MADV_UNMERGEABLE)
 				errx(EXIT_FAILURE, "only mergeable and unmergeable can launch a "
 				     "command; to advise a process, name it with --pid");
 			if (optind < nopts || ctl.nselects || ctl.nexcludes || maps_file)
@@ -2087,7 +2370,7 @@ int main(int argc, char **argv)
 		parse_range_arg(&ctl, command[c]);
 	if (maps_file)
 		read_maps_input(&ctl, maps_file);
-	if (!ctl.nranges && !ctl.nselects && !ctl.nexcludes)
+	if (!ctl.nranges && !ctl.nselects && !ctl.nexcludes && !ctl.nrules)
 		errx(EXIT_FAILURE, "nothing selected: give a RANGE, --select, --exclude or --maps");
 
 	for (i = 0; i < npidfd_args; i++)
@@ -2109,7 +2392,7 @@ int main(int argc, char **argv)
 
 		rc = t->pidfd >= 0 ? pin_target(t, t->pidfd) : open_target(t);
 		if (rc == 0 && (rc = read_target_maps(t)) != 0) {
-			report_target_error(&ctl, t, -rc == ENOENT ? ESRCH : -rc);
+			report_target_error(t, &ctl.advice, -rc == ENOENT ? ESRCH : -rc);
 			rc = -1;
 		}
 		if (rc == 0 && t->nmaps == 0) {
@@ -2133,6 +2416,9 @@ int main(int argc, char **argv)
 		}
 	}
 
+	for (i = 0; i < ctl.nrules; i++)
+		if (!ctl.rules[i].matches)
+			warnx("--rule '%s' selects nothing", ctl.rules[i].text);
 	if (target_failures == ctl.ntargets)
 		return EXIT_FAILURE;
 
@@ -2149,13 +2435,11 @@ int main(int argc, char **argv)
 					t->pieces[j].status = ST_DRY_RUN;
 			continue;
 		}
-		if (probe_target(&ctl, t) == 0) {
-			advise_target(&ctl, t);
+		if (advise_all(&ctl, t) == 0)
 			measure_target(&ctl, t, true);
-		} else {
+		else
 			target_failures++;
-		}
-		warn_failed_rows(&ctl, t);
+		warn_failed_rows(t);
 	}
 
 	if (ctl.summary)
