@@ -1830,7 +1830,7 @@ static void print_table(const struct pmadvise *ctl, const char *json_extra)
 }
 
 struct totals {
-	size_t rows, ok, failed, skipped, not_run;
+	size_t rows, ok, failed, skipped, not_run, dry_run;
 	uint64_t advised;
 	struct residency before, after;
 	bool measured;
@@ -1841,7 +1841,7 @@ static void count_totals(const struct pmadvise *ctl, struct totals *tt)
 	size_t i, j;
 
 	memset(tt, 0, sizeof(*tt));
-	tt->measured = (ctl->needs & NEED_PAGES) && !ctl->dry_run;
+	tt->measured = ctl->needs & NEED_PAGES;
 	for (i = 0; i < ctl->ntargets; i++) {
 		const struct target *t = &ctl->targets[i];
 
@@ -1862,6 +1862,7 @@ static void count_totals(const struct pmadvise *ctl, struct totals *tt)
 				tt->not_run++;
 				break;
 			case ST_DRY_RUN:
+				tt->dry_run++;
 				break;
 			default:
 				tt->failed++;
@@ -1880,10 +1881,20 @@ static void print_summary_line(const struct pmadvise *ctl, const struct totals *
 	char *advised = format_size(ctl, tt->advised);
 
 	fflush(stdout);		/* after the table, not inside it */
-	fprintf(stderr, "summary: %zu rows: %zu ok, %zu failed, %zu skipped, %zu not-run; advised %s",
-		tt->rows, tt->ok, tt->failed, tt->skipped, tt->not_run, advised);
+	if (ctl->dry_run)
+		fprintf(stderr, "summary: %zu rows: %zu selected, %zu unmapped",
+			tt->rows, tt->dry_run, tt->rows - tt->dry_run);
+	else
+		fprintf(stderr, "summary: %zu rows: %zu ok, %zu failed, %zu skipped, %zu not-run; "
+			"advised %s", tt->rows, tt->ok, tt->failed, tt->skipped, tt->not_run, advised);
 	free(advised);
-	if (tt->measured) {
+	if (tt->measured && ctl->dry_run) {
+		char *a = format_size(ctl, tt->before.rss), *c = format_size(ctl, tt->before.swap);
+
+		fprintf(stderr, "; RSS %s; swap %s", a, c);
+		free(a);
+		free(c);
+	} else if (tt->measured) {
 		char *a = format_size(ctl, tt->before.rss), *b = format_size(ctl, tt->after.rss);
 		char *c = format_size(ctl, tt->before.swap), *d = format_size(ctl, tt->after.swap);
 
@@ -1896,11 +1907,15 @@ static void print_summary_line(const struct pmadvise *ctl, const struct totals *
 	fputc('\n', stderr);
 }
 
-static char *summary_json(const struct totals *tt)
+static char *summary_json(const struct pmadvise *ctl, const struct totals *tt)
 {
 	char *text;
 
-	if (tt->measured)
+	if (ctl->dry_run)
+		text = xasprintf("\"summary\": {\"rows\": %zu, \"dry-run\": %zu, "
+				 "\"rss\": %" PRIu64 ", \"swap\": %" PRIu64 "}",
+				 tt->rows, tt->dry_run, tt->before.rss, tt->before.swap);
+	else if (tt->measured)
 		text = xasprintf("\"summary\": {\"rows\": %zu, \"ok\": %zu, \"failed\": %zu, "
 				 "\"skipped\": %zu, \"not-run\": %zu, \"advised\": %" PRIu64 ", "
 				 "\"rss\": %" PRIu64 ", \"rss-after\": %" PRIu64 ", "
@@ -2445,7 +2460,7 @@ int main(int argc, char **argv)
 	if (ctl.summary)
 		count_totals(&ctl, &totals);
 	if (ctl.summary && ctl.json) {
-		char *member = summary_json(&totals);
+		char *member = summary_json(&ctl, &totals);
 
 		if (!ctl.quiet && has_rows(&ctl))
 			print_table(&ctl, member);
