@@ -1192,7 +1192,7 @@ static char *describe_selection(const struct pmadvise *ctl)
 /*
  * The syscall engine
  */
-static const char *reason_for(const struct pmadvise *ctl, int error)
+static const char *reason_for(int error)
 {
 	switch (error) {
 	case EINVAL:
@@ -1213,15 +1213,14 @@ static const char *reason_for(const struct pmadvise *ctl, int error)
 	case ENOSYS:
 		return "process_madvise needs Linux 5.10 or later";
 	default:
-		(void) ctl;
 		return strerror(error);
 	}
 }
 
-static void finish_piece(const struct pmadvise *ctl, struct piece *pc, int error)
+static void finish_piece(struct piece *pc, int error)
 {
 	pc->error = error;
-	pc->reason = reason_for(ctl, error);
+	pc->reason = reason_for(error);
 	if (pc->advised)
 		pc->status = ST_PARTIAL;
 	else if (error == EINVAL && pc->selected)
@@ -1237,7 +1236,7 @@ static bool is_fatal_for_target(int error)
 	    || error == ENOSYS || error == EBADF;
 }
 
-static void stop_target(struct pmadvise *ctl, struct target *t, int error)
+static void stop_target(struct target *t, int error)
 {
 	size_t i;
 
@@ -1248,7 +1247,7 @@ static void stop_target(struct pmadvise *ctl, struct target *t, int error)
 		if (pc->status != ST_PENDING)
 			continue;
 		pc->error = error;
-		pc->reason = reason_for(ctl, error);
+		pc->reason = reason_for(error);
 		pc->status = pc->advised ? ST_PARTIAL : ST_NOT_RUN;
 	}
 }
@@ -1383,7 +1382,7 @@ static void advise_target(struct pmadvise *ctl, struct target *t, const struct a
 
 			if (++retries < MAX_RETRIES)
 				continue;
-			finish_piece(ctl, &t->pieces[c.piece], error);
+			finish_piece(&t->pieces[c.piece], error);
 			retries = 0;
 			continue;
 		}
@@ -1391,11 +1390,11 @@ static void advise_target(struct pmadvise *ctl, struct target *t, const struct a
 			int error = errno;
 
 			report_target_error(t, advice, error);
-			stop_target(ctl, t, error);
+			stop_target(t, error);
 			break;
 		}
 		/* the first iovec failed: its row fails, the rest go on */
-		finish_piece(ctl, &t->pieces[c.piece], errno);
+		finish_piece(&t->pieces[c.piece], errno);
 		retries = 0;
 	}
 }
