@@ -1095,6 +1095,15 @@ static int piece_cmp(const void *a, const void *b)
 	return x->rule < y->rule ? -1 : x->rule > y->rule;
 }
 
+static void add_rule_hole(struct target *t, uint64_t start, uint64_t end,
+			  const struct rule *rule, size_t r)
+{
+	struct piece *pc = new_piece(t, start, end, NULL);
+
+	pc->advice = &rule->advice;
+	pc->rule = r + 1;
+}
+
 /* The unmapped parts of range rules, as rows (only where nothing bounds the rules). */
 static void add_rule_holes(struct pmadvise *ctl, struct target *t)
 {
@@ -1108,14 +1117,14 @@ static void add_rule_holes(struct pmadvise *ctl, struct target *t)
 		if (!rule->is_range)
 			continue;
 		if (!rule_span(ctl, t, rule, &rs, &re)) {
-			new_piece(t, rs, re, NULL)->rule = r + 1;
+			add_rule_hole(t, rs, re, rule, r);
 			continue;
 		}
 		for (at = rs, i = first_mapping_after(t, rs); at < re; i++) {
 			uint64_t next = i < t->nmaps && t->maps[i].start < re ? t->maps[i].start : re;
 
 			if (next > at)
-				new_piece(t, at, next, NULL)->rule = r + 1;
+				add_rule_hole(t, at, next, rule, r);
 			if (i >= t->nmaps || next >= re)
 				break;
 			at = t->maps[i].end;
@@ -1185,6 +1194,8 @@ static char *describe_selection(const struct pmadvise *ctl)
 		fprintf(f, "%s--select '%s'", ftell(f) ? " " : "", ctl->selects[i].text);
 	for (i = 0; i < ctl->nexcludes; i++)
 		fprintf(f, "%s--exclude '%s'", ftell(f) ? " " : "", ctl->excludes[i].text);
+	for (i = 0; i < ctl->nrules; i++)
+		fprintf(f, "%s--rule '%s'", ftell(f) ? " " : "", ctl->rules[i].text);
 	fclose(f);
 	return text;
 }
@@ -2069,17 +2080,21 @@ static void __attribute__((noreturn)) launch(const struct pmadvise *ctl, char **
 	if (prctl(PR_SET_MEMORY_MERGE, merge ? 1 : 0, 0, 0, 0) != 0) {
 		if (errno == EINVAL)
 			errx(EXIT_NOT_SUPPORTED, "this kernel has no PR_SET_MEMORY_MERGE: "
-			     "launcher mode needs Linux 6.4 or later");
+			     "launcher mode needs Linux 6.4 or later with CONFIG_KSM");
 		if (errno == EPERM)
 			errx(EXIT_FAILURE, "PR_SET_MEMORY_MERGE: operation not permitted "
-			     "(needs CAP_SYS_RESOURCE)");
+			     "(refused by a seccomp filter or a security module)");
 		err(EXIT_FAILURE, "PR_SET_MEMORY_MERGE");
 	}
 	if (merge)
 		warn_if_ksm_stopped();
 	execvp(argv[0], argv);
-	warn("failed to execute %s", argv[0]);
-	_exit(errno == ENOENT ? 127 : 126);
+	{
+		int error = errno;
+
+		warn("failed to execute %s", argv[0]);
+		_exit(error == ENOENT ? 127 : 126);
+	}
 }
 
 /*
@@ -2166,7 +2181,7 @@ static bool has_rows(const struct pmadvise *ctl)
 
 static int exit_status(const struct pmadvise *ctl, size_t target_failures)
 {
-	size_t advised = 0, failed = target_failures, i, j;
+	size_t advised = 0, failed = target_failures, dry = 0, i, j;
 
 	for (i = 0; i < ctl->ntargets; i++) {
 		const struct target *t = &ctl->targets[i];
@@ -2176,8 +2191,10 @@ static int exit_status(const struct pmadvise *ctl, size_t target_failures)
 			case ST_OK:
 				advised++;
 				break;
-			case ST_SKIPPED:
 			case ST_DRY_RUN:
+				dry++;
+				break;
+			case ST_SKIPPED:
 				break;
 			default:
 				failed++;
@@ -2185,6 +2202,9 @@ static int exit_status(const struct pmadvise *ctl, size_t target_failures)
 			}
 		}
 	}
+	/* a dry run succeeds when it selected something to advise */
+	if (ctl->dry_run)
+		return dry ? EXIT_SUCCESS : EXIT_FAILURE;
 	if (ctl->unsupported && advised == 0)
 		return EXIT_NOT_SUPPORTED;
 	if (failed == 0)
@@ -2222,7 +2242,7 @@ int main(int argc, char **argv)
 	struct pmadvise ctl = { .page_size = 0 };
 	const char *outarg = NULL, *maps_file = NULL;
 	const char **pid_args = NULL, **pidfd_args = NULL;
-	size_t npid_args = 0, npidfd_args = 0, target_failures = 0, i;
+	size_t npid_args = 0, npidfd_args = 0, target_failures = 0, maps_read = 0, i;
 	bool list = false, output_all = false, ksm_status = false;
 	struct totals totals;
 	char **command = NULL;
@@ -2415,6 +2435,7 @@ int main(int argc, char **argv)
 			rc = -1;
 		}
 		if (rc == 0) {
+			maps_read++;
 			select_pieces(&ctl, t);
 			if (t->npieces == 0) {
 				char *what = describe_selection(&ctl);
@@ -2430,7 +2451,8 @@ int main(int argc, char **argv)
 		}
 	}
 
-	for (i = 0; i < ctl.nrules; i++)
+	/* a rule's word is worth saying only where some maps were read */
+	for (i = 0; i < ctl.nrules && maps_read; i++)
 		if (!ctl.rules[i].matches)
 			warnx("--rule '%s' selects nothing", ctl.rules[i].text);
 	if (target_failures == ctl.ntargets)

@@ -37,13 +37,13 @@ sleep_starts() {
 	complete_line "pmadvise --"
 	replies_include --pid --pidfd --select --exclude --maps --dry-run --output \
 		--output-all --json --raw --noheadings --bytes --list-columns --quiet \
-		--summary --help --version
+		--summary --rule --help --version
 
 	complete_line "pmadvise --out"
 	replies_are --output --output-all
 
 	complete_line "pmadvise -"
-	replies_include -p -P -s -x -m -o -J -r -n -b -H -q -h -V
+	replies_include -p -P -s -x -m -R -o -J -r -n -b -H -q -h -V
 
 	# options may follow the advice and the ranges
 	complete_line "pmadvise -p $SLEEP_PID cold --dry"
@@ -184,6 +184,74 @@ sleep_starts() {
 	replies_are
 }
 
+@test "completes selector terms for --rule, with no space after them" {
+	complete_line "pmadvise -p $SLEEP_PID --rule "
+	replies_are all anon file heap stack private shared path= perms= min-size= max-size=
+	# a rule goes on after its selector (',' or '=ADVICE'): no space
+	[[ " ${COMPOPT[*]} " == *" -o nospace "* ]]
+
+	complete_line "pmadvise --rule anon,p"
+	replies_are anon,private anon,path= anon,perms=
+
+	complete_line "pmadvise -R s"
+	replies_are stack shared
+
+	complete_line "pmadvise -Rfile,m"
+	replies_are -Rfile,min-size= -Rfile,max-size=
+
+	# nothing to offer for the value of path=, perms=, min-size=
+	complete_line "pmadvise --rule path="
+	replies_are
+	complete_line "pmadvise --rule anon,perms=r"
+	replies_are
+}
+
+@test "completes advice names after the last '=' of --rule" {
+	# readline replaces only what follows the last '=' of the word
+	complete_line "pmadvise -p $SLEEP_PID --rule anon,private=pa"
+	replies_are pageout
+
+	complete_line "pmadvise --rule file="
+	replies_are cold pageout willneed collapse mergeable unmergeable
+	[[ " ${COMPOPT[*]} " != *nospace* ]]
+
+	complete_line "pmadvise --rule=heap=c"
+	replies_are cold collapse
+
+	complete_line "pmadvise -Rstack=w"
+	replies_are willneed
+
+	# after a path=GLOB or perms=PATTERN term, the advice follows the next '='
+	complete_line "pmadvise --rule path=*.so=p"
+	replies_are pageout
+	complete_line "pmadvise -R perms=r--p=m"
+	replies_are mergeable
+	complete_line "pmadvise -R anon,min-size=1M="
+	replies_are cold pageout willneed collapse mergeable unmergeable
+
+	# a RANGE selector is followed by the advice as well
+	complete_line "pmadvise -R 7f3c2a400000+2M=u"
+	replies_are unmergeable
+}
+
+@test "with --rule, the word after the options is a RANGE, not an ADVICE" {
+	local -a starts
+	mapfile -t starts < <(sleep_starts)
+
+	complete_line "pmadvise -p $SLEEP_PID --rule anon=cold "
+	replies_are "${starts[@]}"
+
+	complete_line "pmadvise -p $SLEEP_PID -R file=cold -R anon=pageout "
+	replies_are "${starts[@]}"
+
+	complete_line "pmadvise --rule=anon=cold -p $SLEEP_PID "
+	replies_are "${starts[@]}"
+
+	# and the RULE column is offered
+	complete_line "pmadvise -o START,RU"
+	replies_are START,RULE
+}
+
 @test "completes files after --maps" {
 	local dir=$BATS_TEST_TMPDIR/mapsdir
 	mkdir "$dir"
@@ -272,4 +340,9 @@ sleep_starts() {
 
 	complete_line "pmadvise -p $SLEEP_PID cold "
 	replies_include "$(sleep_starts | head -n 1)"
+
+	complete_line "pmadvise -p $SLEEP_PID --rule anon,private=pa"
+	replies_are pageout
+	complete_line "pmadvise --rule=anon,p"
+	replies_are anon,private anon,path= anon,perms=
 }

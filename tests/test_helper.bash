@@ -121,3 +121,35 @@ count_madvise_calls() {
 count_ranged_madvise_calls() {
 	grep -c 'process_madvise([0-9]*, \[{' "$BATS_TEST_TMPDIR/strace.log" || true
 }
+
+# start_target_cmd COMMAND [ARG...]
+# Like start_target, for a command line that ends up exec()ing maptarget in
+# the same process, such as a launcher:
+#   start_target_cmd "$PMADVISE" mergeable -- "$HELPERS/maptarget" same=64M
+# Waits up to 10 s for "ready", checks that the process became maptarget, and
+# sets TARGET_PID and TARGET_OUT as start_target does (stop_targets ends it).
+start_target_cmd() {
+	local n=${#TARGET_PIDS[@]} i comm
+	TARGET_OUT="$BATS_TEST_TMPDIR/target-$n.out"
+	# Close fd 3 so that bats does not wait for the target to exit.
+	"$@" >"$TARGET_OUT" 2>"$TARGET_OUT.err" 3>&- &
+	TARGET_PID=$!
+	TARGET_PIDS+=("$TARGET_PID")
+	for ((i = 0; i < 200; i++)); do
+		if grep -qx ready "$TARGET_OUT"; then
+			comm=$(cat "/proc/$TARGET_PID/comm" 2>/dev/null)
+			[[ $comm == maptarget ]] && return 0
+			echo "PID $TARGET_PID of '$*' is '$comm', not maptarget" >&2
+			return 1
+		fi
+		if ! process_alive "$TARGET_PID"; then
+			echo "'$*' failed:" >&2
+			cat "$TARGET_OUT.err" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+	echo "'$*' not ready after 10 s" >&2
+	cat "$TARGET_OUT.err" >&2
+	return 1
+}

@@ -21,6 +21,10 @@
  *   untouched=SIZE     private anonymous rw, MAP_NORESERVE, never touched (costs no memory)
  *   zero=SIZE          private anonymous rw, every page read, never written
  *                      (each page maps the shared zero page: no Rss)
+ *   same=SIZE          private anonymous rw, every page written with the same
+ *                      non-zero bytes, in every maptarget process: KSM can merge
+ *                      them (no madvise: KSM scans them only when the process
+ *                      has opted in, for example under 'pmadvise mergeable --')
  *
  * Every region sits between PROT_NONE guard pages so that the kernel never
  * merges it with a neighbouring mapping: each region is its own VMA(s).
@@ -90,7 +94,7 @@ static void __attribute__((noreturn)) usage(void)
 	fputs("Usage: maptarget [-d DIR] SPEC...\n"
 	      "SPEC: anon=SIZE anon-half=SIZE file=SIZE file-shared=SIZE locked=SIZE\n"
 	      "      aligned=SIZE many=N hole=SIZE named=NAME:SIZE untouched=SIZE\n"
-	      "      zero=SIZE\n"
+	      "      zero=SIZE same=SIZE\n"
 	      "SIZE: bytes, or with a K, M or G suffix (powers of 1024)\n", stderr);
 	exit(EXIT_FAILURE);
 }
@@ -168,6 +172,18 @@ static void fill_page(char *page)
 
 	memset(page, 0x5a, page_size);
 	memcpy(page, &stamp, sizeof(stamp));
+}
+
+/* The same non-zero bytes in every page and every process: KSM merges them. */
+static void write_same_pages(char *start, size_t size)
+{
+	size_t off;
+
+	/* a pattern within the page (never all zero), then copies of that page */
+	for (off = 0; off < page_size; off++)
+		start[off] = (char)(0xa5 ^ (off % 251));
+	for (off = page_size; off < size; off += page_size)
+		memcpy(start + off, start, page_size);
 }
 
 static void write_pages(char *start, size_t npages)
@@ -385,6 +401,11 @@ int main(int argc, char **argv)
 				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 			if (start == MAP_FAILED)
 				die("%s: cannot map: %s", spec, strerror(errno));
+		} else if (KEY_IS("same")) {
+			size = parse_size(value, spec);
+			start = map_anon_fixed(reserve_span(size, page_size), size,
+					       PROT_READ | PROT_WRITE);
+			write_same_pages(start, size);
 		} else if (KEY_IS("zero")) {
 			size = parse_size(value, spec);
 			start = map_anon_fixed(reserve_span(size, page_size), size,
