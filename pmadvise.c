@@ -323,6 +323,9 @@ struct pmadvise {
 	bool summary;
 	bool unsupported;		/* the kernel refused the advice as such */
 	unsigned int needs;		/* NEED_* of the columns and --summary */
+
+	const char **pid_args;		/* --pid and --pidfd as given */
+	const char **pidfd_args;
 };
 
 /*
@@ -2214,6 +2217,44 @@ static int exit_status(const struct pmadvise *ctl, size_t target_failures)
 	return EXIT_SOME_FAILED;
 }
 
+/* Everything is freed on the way out, so that leak checkers see real leaks only. */
+static struct pmadvise *run_ctl;
+
+static void free_run(void)
+{
+	struct pmadvise *ctl = run_ctl;
+	size_t i;
+
+	if (!ctl)
+		return;
+	for (i = 0; i < ctl->ntargets; i++) {
+		struct target *t = &ctl->targets[i];
+
+		if (t->scan_open)
+			page_scan_close(&t->scan);
+		free(t->maps_text);
+		free(t->maps);
+		free(t->pieces);
+	}
+	free(ctl->targets);
+	free(ctl->ranges);
+	for (i = 0; i < ctl->nselects; i++)
+		free_selector(&ctl->selects[i]);
+	free(ctl->selects);
+	for (i = 0; i < ctl->nexcludes; i++)
+		free_selector(&ctl->excludes[i]);
+	free(ctl->excludes);
+	for (i = 0; i < ctl->nrules; i++) {
+		free(ctl->rules[i].text);
+		if (!ctl->rules[i].is_range)
+			free_selector(&ctl->rules[i].sel);
+	}
+	free(ctl->rules);
+	free(ctl->pid_args);
+	free(ctl->pidfd_args);
+	run_ctl = NULL;
+}
+
 int main(int argc, char **argv)
 {
 	enum { OPT_DRY_RUN = CHAR_MAX + 1, OPT_OUTPUT_ALL, OPT_SUMMARY, OPT_KSM_STATUS };
@@ -2239,7 +2280,7 @@ int main(int argc, char **argv)
 		{ "version",      no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct pmadvise ctl = { .page_size = 0 };
+	static struct pmadvise ctl;
 	const char *outarg = NULL, *maps_file = NULL;
 	const char **pid_args = NULL, **pidfd_args = NULL;
 	size_t npid_args = 0, npidfd_args = 0, target_failures = 0, maps_read = 0, i;
@@ -2249,6 +2290,8 @@ int main(int argc, char **argv)
 	int c, nopts = argc, ncommand = 0;
 
 	atexit(close_stdout);
+	run_ctl = &ctl;
+	atexit(free_run);
 	ctl.page_size = (uint64_t) sysconf(_SC_PAGESIZE);
 
 	/*
@@ -2269,10 +2312,12 @@ int main(int argc, char **argv)
 		case 'p':
 			pid_args = xreallocarray(pid_args, npid_args + 1, sizeof(*pid_args));
 			pid_args[npid_args++] = optarg;
+			ctl.pid_args = pid_args;
 			break;
 		case 'P':
 			pidfd_args = xreallocarray(pidfd_args, npidfd_args + 1, sizeof(*pidfd_args));
 			pidfd_args[npidfd_args++] = optarg;
+			ctl.pidfd_args = pidfd_args;
 			break;
 		case 's':
 			add_selector(&ctl.selects, &ctl.nselects, optarg, "--select");
@@ -2414,6 +2459,8 @@ int main(int argc, char **argv)
 	/* several targets: rows need their PID, unless the columns were chosen */
 	if (ctl.ntargets > 1 && !output_all && (!outarg || *outarg == '+')
 	    && !has_column(&ctl, COL_PID)) {
+		if (ctl.ncolumns >= sizeof(ctl.columns) / sizeof(ctl.columns[0]))
+			errx(EXIT_FAILURE, "too many columns in --output");
 		memmove(&ctl.columns[1], &ctl.columns[0], ctl.ncolumns * sizeof(ctl.columns[0]));
 		ctl.columns[0] = COL_PID;
 		ctl.ncolumns++;
