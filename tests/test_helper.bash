@@ -153,3 +153,10 @@ start_target_cmd() {
 	cat "$TARGET_OUT.err" >&2
 	return 1
 }
+
+# strace ARG...: strace with LeakSanitizer off for what it runs (a sanitizer
+# build cannot check leaks under ptrace and would fail instead); every
+# `run strace ...` and `strace ...` of a .bats file goes through here.
+strace() {
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" command strace "$@"
+}
