@@ -325,7 +325,9 @@ struct pmadvise {
 	unsigned int needs;		/* NEED_* of the columns and --summary */
 
 	const char **pid_args;		/* --pid and --pidfd as given */
+	size_t npid_args;
 	const char **pidfd_args;
+	size_t npidfd_args;
 };
 
 /*
@@ -905,6 +907,17 @@ static void add_pidfd(struct pmadvise *ctl, const char *arg)
 	t->pid = (pid_t) pid;
 	t->pidfd = (int) fd;
 	t->procfd = -1;
+}
+
+/* --pidfd targets first, then --pid ones, in the order given. */
+static void add_targets(struct pmadvise *ctl)
+{
+	size_t i;
+
+	for (i = 0; i < ctl->npidfd_args; i++)
+		add_pidfd(ctl, ctl->pidfd_args[i]);
+	for (i = 0; i < ctl->npid_args; i++)
+		add_pid(ctl, ctl->pid_args[i]);
 }
 
 static int read_target_maps(struct target *t)
@@ -2184,35 +2197,19 @@ static bool has_rows(const struct pmadvise *ctl)
 
 static int exit_status(const struct pmadvise *ctl, size_t target_failures)
 {
-	size_t advised = 0, failed = target_failures, dry = 0, i, j;
+	struct totals tt;
+	size_t failed;
 
-	for (i = 0; i < ctl->ntargets; i++) {
-		const struct target *t = &ctl->targets[i];
-
-		for (j = 0; j < t->npieces; j++) {
-			switch (t->pieces[j].status) {
-			case ST_OK:
-				advised++;
-				break;
-			case ST_DRY_RUN:
-				dry++;
-				break;
-			case ST_SKIPPED:
-				break;
-			default:
-				failed++;
-				break;
-			}
-		}
-	}
+	count_totals(ctl, &tt);
+	failed = tt.failed + tt.not_run + target_failures;
 	/* a dry run succeeds when it selected something to advise */
 	if (ctl->dry_run)
-		return dry ? EXIT_SUCCESS : EXIT_FAILURE;
-	if (ctl->unsupported && advised == 0)
+		return tt.dry_run ? EXIT_SUCCESS : EXIT_FAILURE;
+	if (ctl->unsupported && tt.ok == 0)
 		return EXIT_NOT_SUPPORTED;
 	if (failed == 0)
 		return EXIT_SUCCESS;
-	if (advised == 0)
+	if (tt.ok == 0)
 		return EXIT_FAILURE;
 	return EXIT_SOME_FAILED;
 }
@@ -2282,8 +2279,7 @@ int main(int argc, char **argv)
 	};
 	static struct pmadvise ctl;
 	const char *outarg = NULL, *maps_file = NULL;
-	const char **pid_args = NULL, **pidfd_args = NULL;
-	size_t npid_args = 0, npidfd_args = 0, target_failures = 0, maps_read = 0, i;
+	size_t target_failures = 0, maps_read = 0, i;
 	bool list = false, output_all = false, ksm_status = false;
 	struct totals totals;
 	char **command = NULL;
@@ -2310,14 +2306,14 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(nopts, argv, "p:P:s:x:R:m:o:JrnbHqhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			pid_args = xreallocarray(pid_args, npid_args + 1, sizeof(*pid_args));
-			pid_args[npid_args++] = optarg;
-			ctl.pid_args = pid_args;
+			ctl.pid_args = xreallocarray(ctl.pid_args, ctl.npid_args + 1,
+						     sizeof(*ctl.pid_args));
+			ctl.pid_args[ctl.npid_args++] = optarg;
 			break;
 		case 'P':
-			pidfd_args = xreallocarray(pidfd_args, npidfd_args + 1, sizeof(*pidfd_args));
-			pidfd_args[npidfd_args++] = optarg;
-			ctl.pidfd_args = pidfd_args;
+			ctl.pidfd_args = xreallocarray(ctl.pidfd_args, ctl.npidfd_args + 1,
+						       sizeof(*ctl.pidfd_args));
+			ctl.pidfd_args[ctl.npidfd_args++] = optarg;
 			break;
 		case 's':
 			add_selector(&ctl.selects, &ctl.nselects, optarg, "--select");
@@ -2407,12 +2403,9 @@ int main(int argc, char **argv)
 	if (ksm_status) {
 		if (optind < nopts || command)
 			errx(EXIT_FAILURE, "--ksm-status takes no ADVICE or RANGE");
-		if (!npid_args && !npidfd_args)
+		if (!ctl.npid_args && !ctl.npidfd_args)
 			errx(EXIT_FAILURE, "--ksm-status needs --pid or --pidfd");
-		for (i = 0; i < npidfd_args; i++)
-			add_pidfd(&ctl, pidfd_args[i]);
-		for (i = 0; i < npid_args; i++)
-			add_pid(&ctl, pid_args[i]);
+		add_targets(&ctl);
 		return print_ksm_status(&ctl);
 	}
 
@@ -2421,7 +2414,7 @@ int main(int argc, char **argv)
 		if (optind < nopts && is_advice_name(argv[optind]))
 			errx(EXIT_FAILURE, "ADVICE '%s' cannot be given with --rule: each rule "
 			     "names its own (SELECTOR=ADVICE)", argv[optind]);
-		if (!npid_args && !npidfd_args)
+		if (!ctl.npid_args && !ctl.npidfd_args)
 			errx(EXIT_FAILURE, "--rule needs a target: use --pid or --pidfd");
 	} else {
 		if (optind >= nopts)
@@ -2429,7 +2422,7 @@ int main(int argc, char **argv)
 		parse_advice(&ctl.advice, argv[optind++], "");
 	}
 
-	if (!npid_args && !npidfd_args) {
+	if (!ctl.npid_args && !ctl.npidfd_args) {
 		if (command) {
 			if (ctl.advice.value != MADV_MERGEABLE && ctl.advice.value != MADV_UNMERGEABLE)
 				errx(EXIT_FAILURE, "only mergeable and unmergeable can launch a "
@@ -2452,10 +2445,7 @@ int main(int argc, char **argv)
 	if (!ctl.nranges && !ctl.nselects && !ctl.nexcludes && !ctl.nrules)
 		errx(EXIT_FAILURE, "nothing selected: give a RANGE, --select, --exclude or --maps");
 
-	for (i = 0; i < npidfd_args; i++)
-		add_pidfd(&ctl, pidfd_args[i]);
-	for (i = 0; i < npid_args; i++)
-		add_pid(&ctl, pid_args[i]);
+	add_targets(&ctl);
 	/* several targets: rows need their PID, unless the columns were chosen */
 	if (ctl.ntargets > 1 && !output_all && (!outarg || *outarg == '+')
 	    && !has_column(&ctl, COL_PID)) {
