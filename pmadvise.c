@@ -378,25 +378,12 @@ static char *xasprintf(const char *fmt, ...)
 	return s;
 }
 
-/* "4K", "1.5M": base 1024, one decimal where it says something. */
 static char *human_size(uint64_t bytes)
 {
-	static const char units[] = "BKMGTPE";
-	uint64_t whole = bytes, rest = 0;
-	size_t unit = 0;
+	char buf[HUMAN_SIZE_LEN];
 
-	while (whole >= 1024 && unit < sizeof(units) - 2) {
-		rest = whole % 1024;
-		whole /= 1024;
-		unit++;
-	}
-	/* one decimal, rounded; 1023.95K stays 1023.9K rather than 1024.0K */
-	rest = (rest * 10 + 512) / 1024;
-	if (rest >= 10)
-		rest = 9;
-	if (unit == 0 || rest == 0)
-		return xasprintf("%" PRIu64 "%c", whole, units[unit]);
-	return xasprintf("%" PRIu64 ".%" PRIu64 "%c", whole, rest, units[unit]);
+	size_to_human(bytes, buf);
+	return xstrdup(buf);
 }
 
 static void close_stdout(void)

@@ -6,6 +6,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -149,6 +151,27 @@ int parse_size(const char *str, uint64_t *result, const char **why)
 	}
 	*result = value << shift;
 	return 0;
+}
+
+void size_to_human(uint64_t bytes, char buf[HUMAN_SIZE_LEN])
+{
+	static const char units[] = "BKMGTPE";
+	uint64_t whole = bytes, rest = 0;
+	size_t unit = 0;
+
+	while (whole >= 1024 && unit < sizeof(units) - 2) {
+		rest = whole % 1024;
+		whole /= 1024;
+		unit++;
+	}
+	/* one decimal, rounded; 1023.95K stays 1023.9K rather than 1024.0K */
+	rest = (rest * 10 + 512) / 1024;
+	if (rest >= 10)
+		rest = 9;
+	if (unit == 0 || rest == 0)
+		snprintf(buf, HUMAN_SIZE_LEN, "%" PRIu64 "%c", whole, units[unit]);
+	else
+		snprintf(buf, HUMAN_SIZE_LEN, "%" PRIu64 ".%" PRIu64 "%c", whole, rest, units[unit]);
 }
 
 /* Addresses that fit the span of a user address space. */

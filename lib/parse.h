@@ -46,6 +46,10 @@ struct range {
 #define USER_ADDRESS_LIMIT	(UINT64_C(1) << 57)
 
 extern int parse_size(const char *str, uint64_t *result, const char **why);
+
+/* The human form sizes are printed in: "4K", "1.5M" (base 1024, one decimal). */
+#define HUMAN_SIZE_LEN 24
+extern void size_to_human(uint64_t bytes, char buf[HUMAN_SIZE_LEN]);
 extern int parse_address(const char *str, uint64_t *result, const char **why);
 extern int parse_range(const char *str, uint64_t page_size,
 		       struct range *range, const char **why);
