@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -38,8 +39,10 @@
 
 #include <libsmartcols.h>
 
+#include "lib/cgroup.h"
 #include "lib/measure.h"
 #include "lib/parse.h"
+#include "lib/progress.h"
 
 #ifndef PACKAGE_VERSION
 # define PACKAGE_VERSION "unknown"
@@ -279,6 +282,9 @@ struct target {
 	struct piece *pieces;
 	size_t npieces;
 	int error;			/* fatal for this target, 0 if none */
+	bool from_cgroup;		/* found by --cgroup, not named */
+	bool gone;			/* from a cgroup, and exited (or never had memory) */
+	bool none_selected;		/* the selection picked nothing in it */
 	struct page_scan scan;		/* open while measuring */
 	bool scan_open;
 };
@@ -328,6 +334,14 @@ struct pmadvise {
 	size_t npid_args;
 	const char **pidfd_args;
 	size_t npidfd_args;
+	const char **cgroup_args;	/* --cgroup DIRs */
+	size_t ncgroup_args;
+	bool recursive;
+
+	struct progress progress;
+	uint64_t selected_bytes;	/* of every target, for the progress line */
+	uint64_t advised_bytes;
+	size_t targets_done;
 };
 
 /*
@@ -630,13 +644,30 @@ static void parse_columns(struct pmadvise *ctl, const char *list)
 	} while (*p++ == ',');
 }
 
+/* The target for pid, added unless it is there already. */
+static struct target *new_target(struct pmadvise *ctl, pid_t pid)
+{
+	struct target *t;
+	size_t i;
+
+	for (i = 0; i < ctl->ntargets; i++)
+		if (ctl->targets[i].pid == pid)
+			return &ctl->targets[i];
+	ctl->targets = xreallocarray(ctl->targets, ctl->ntargets + 1, sizeof(*ctl->targets));
+	t = &ctl->targets[ctl->ntargets++];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->pidfd = -1;
+	t->procfd = -1;
+	return t;
+}
+
 static void add_pid(struct pmadvise *ctl, const char *text)
 {
 	const char *p = text;
 
 	do {
-		size_t len = strcspn(p, ","), i;
-		struct target *t;
+		size_t len = strcspn(p, ",");
 		char *end;
 		long pid;
 
@@ -647,18 +678,7 @@ static void add_pid(struct pmadvise *ctl, const char *text)
 			errx(EXIT_FAILURE, "invalid PID '%.*s' in --pid '%s'", (int) len, p, text);
 		if (pid == getpid())
 			errx(EXIT_FAILURE, "PID %ld is pmadvise itself", pid);
-		for (i = 0; i < ctl->ntargets; i++)
-			if (ctl->targets[i].pid == pid)
-				break;
-		if (i == ctl->ntargets) {
-			ctl->targets = xreallocarray(ctl->targets, ctl->ntargets + 1,
-						     sizeof(*ctl->targets));
-			t = &ctl->targets[ctl->ntargets++];
-			memset(t, 0, sizeof(*t));
-			t->pid = (pid_t) pid;
-			t->pidfd = -1;
-			t->procfd = -1;
-		}
+		new_target(ctl, (pid_t) pid)->from_cgroup = false;
 		p += len;
 	} while (*p++ == ',');
 }
@@ -797,6 +817,19 @@ static const char *no_address_space(struct target *t)
 }
 
 /*
+ * A process found in a cgroup may exit at any time, and one without memory
+ * (a kernel thread in the root cgroup) is not a target: neither is an error
+ * worth a message.  A named process that exits is one.
+ */
+static bool exit_is_expected(struct target *t, int error)
+{
+	if (!t->from_cgroup || error != ESRCH)
+		return false;
+	t->gone = true;
+	return true;
+}
+
+/*
  * Pins the process race-free: the pidfd is taken first, then /proc/PID is
  * opened, then the pidfd confirms the process is still alive.  A live pidfd
  * keeps its PID from being reused, so the directory is that process's.
@@ -811,7 +844,8 @@ static int pin_target(struct target *t, int pidfd)
 	t->procfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (t->procfd < 0) {
 		if (errno == ENOENT) {
-			warnx("PID %d: process has exited", (int) t->pid);
+			if (!exit_is_expected(t, ESRCH))
+				warnx("PID %d: process has exited", (int) t->pid);
 			return -ESRCH;
 		}
 		warn("PID %d: cannot open %s", (int) t->pid, path);
@@ -819,12 +853,14 @@ static int pin_target(struct target *t, int pidfd)
 	}
 	/* EPERM only says we may not signal it: it is alive all the same. */
 	if (sys_pidfd_send_signal(t->pidfd, 0) != 0 && errno != EPERM) {
-		warnx("PID %d: process has exited", (int) t->pid);
+		if (!exit_is_expected(t, ESRCH))
+			warnx("PID %d: process has exited", (int) t->pid);
 		return -ESRCH;
 	}
 	why = no_address_space(t);
 	if (why) {
-		warnx("PID %d: %s", (int) t->pid, why);
+		if (!exit_is_expected(t, ESRCH))
+			warnx("PID %d: %s", (int) t->pid, why);
 		return -ESRCH;
 	}
 	read_comm(t);
@@ -840,7 +876,8 @@ static int open_target(struct target *t)
 		pid_t tgid;
 
 		if (saved == ESRCH) {
-			warnx("PID %d: no such process", (int) t->pid);
+			if (!exit_is_expected(t, ESRCH))
+				warnx("PID %d: no such process", (int) t->pid);
 		} else if ((saved == EINVAL || saved == ENOENT)
 			   && (tgid = thread_group_of(t->pid)) > 0 && tgid != t->pid) {
 			/* a thread's ID: EINVAL before Linux 6.9, ENOENT since */
@@ -896,7 +933,50 @@ static void add_pidfd(struct pmadvise *ctl, const char *arg)
 	t->procfd = -1;
 }
 
-/* --pidfd targets first, then --pid ones, in the order given. */
+/* --cgroup DIR: every process in it (and below it, with --recursive) but pmadvise. */
+static void add_cgroup(struct pmadvise *ctl, const char *dir)
+{
+	struct pid_list list = { NULL, 0, 0 };
+	const char *why = NULL;
+	char *where = NULL;
+	size_t i, found = 0;
+
+	int rc = cgroup_read_pids(dir, ctl->recursive, &list, &why, &where);
+
+	if (rc != 0) {
+		bool said = rc == -ENOENT || rc == -ENOTDIR || rc == -EINVAL || rc == -ENOMEM;
+
+		if (where && strcmp(where, dir) != 0)
+			errx(EXIT_FAILURE, "--cgroup %s: %s: %s%s%s", dir, where, why,
+			     said ? "" : ": ", said ? "" : strerror(-rc));
+		errx(EXIT_FAILURE, "--cgroup %s: %s%s%s", dir, why,
+		     said ? "" : ": ", said ? "" : strerror(-rc));
+	}
+	free(where);
+	for (i = 0; i < list.count; i++) {
+		size_t before = ctl->ntargets;
+		struct target *t;
+
+		if (list.pids[i] == getpid())
+			continue;
+		found++;
+		t = new_target(ctl, list.pids[i]);
+		/* a process also named with --pid or --pidfd is held to their rules */
+		if (ctl->ntargets > before)
+			t->from_cgroup = true;
+	}
+	pid_list_free(&list);
+	if (!found)
+		errx(EXIT_FAILURE, "--cgroup %s: no process in it%s", dir,
+		     ctl->recursive ? " or below it" : " (use --recursive for the cgroups below it)");
+}
+
+static bool has_targets(const struct pmadvise *ctl)
+{
+	return ctl->npid_args || ctl->npidfd_args || ctl->ncgroup_args;
+}
+
+/* --pidfd targets first, then --pid ones, then the cgroups', in the order given. */
 static void add_targets(struct pmadvise *ctl)
 {
 	size_t i;
@@ -905,6 +985,8 @@ static void add_targets(struct pmadvise *ctl)
 		add_pidfd(ctl, ctl->pidfd_args[i]);
 	for (i = 0; i < ctl->npid_args; i++)
 		add_pid(ctl, ctl->pid_args[i]);
+	for (i = 0; i < ctl->ncgroup_args; i++)
+		add_cgroup(ctl, ctl->cgroup_args[i]);
 }
 
 static int read_target_maps(struct target *t)
@@ -1226,6 +1308,8 @@ static const char *reason_for(int error)
 		return "no ptrace read access to the process";
 	case ENOSYS:
 		return "process_madvise needs Linux 5.10 or later";
+	case ECANCELED:
+		return stop_reason(stop_signal);
 	default:
 		return strerror(error);
 	}
@@ -1350,8 +1434,15 @@ static struct cursor account_done(struct target *t, struct cursor c,
 	return c;
 }
 
-static void report_target_error(const struct target *t, const struct advice *advice,
-				int error);
+static void report_target_error(struct pmadvise *ctl, struct target *t,
+				const struct advice *advice, int error);
+
+static void note_progress(struct pmadvise *ctl, uint64_t advised)
+{
+	ctl->advised_bytes += advised;
+	progress_update(&ctl->progress, ctl->targets_done, ctl->ntargets,
+			ctl->advised_bytes, ctl->selected_bytes);
+}
 
 static void advise_target(struct pmadvise *ctl, struct target *t, const struct advice *advice)
 {
@@ -1365,12 +1456,19 @@ static void advise_target(struct pmadvise *ctl, struct target *t, const struct a
 		ssize_t ret;
 		size_t n;
 
+		/* a stop request is honoured between calls, never inside one's books */
+		if (stop_signal) {
+			stop_target(t, ECANCELED);
+			break;
+		}
 		skip_done(t, advice, &c);
 		n = fill_batch(ctl, t, advice, c, iov, owner, &total);
 		if (n == 0)
 			break;
 
 		ret = sys_process_madvise(t->pidfd, iov, n, advice->value);
+		if (ret > 0)
+			note_progress(ctl, (uint64_t) ret < total ? (uint64_t) ret : total);
 		if (ret >= 0 && (uint64_t) ret >= total) {
 			c = account_done(t, c, iov, owner, n, total);
 			retries = 0;
@@ -1403,7 +1501,7 @@ static void advise_target(struct pmadvise *ctl, struct target *t, const struct a
 		if (is_fatal_for_target(errno)) {
 			int error = errno;
 
-			report_target_error(t, advice, error);
+			report_target_error(ctl, t, advice, error);
 			stop_target(t, error);
 			break;
 		}
@@ -1413,11 +1511,14 @@ static void advise_target(struct pmadvise *ctl, struct target *t, const struct a
 	}
 }
 
-static void report_target_error(const struct target *t, const struct advice *advice,
-				int error)
+static void report_target_error(struct pmadvise *ctl, struct target *t,
+				const struct advice *advice, int error)
 {
 	const char *name = advice->name;
 
+	if (exit_is_expected(t, error))
+		return;
+	progress_clear(&ctl->progress);
 	switch (error) {
 	case EACCES:
 		warnx("PID %d: permission denied: no ptrace read access to this process "
@@ -1467,9 +1568,14 @@ static int probe_target(struct pmadvise *ctl, struct target *t, const struct adv
 	if (sys_process_madvise(t->pidfd, &none, 0, advice->value) >= 0)
 		return 0;
 	error = errno;
+	if (exit_is_expected(t, error)) {
+		/* gone from its cgroup before anything was tried: its rows say so */
+		stop_target(t, error);
+		return -1;
+	}
 	if (error == EINVAL || error == ENOSYS)
 		ctl->unsupported = true;
-	report_target_error(t, advice, error);
+	report_target_error(ctl, t, advice, error);
 	if (error == EINVAL && ctl->nrules) {
 		/* one rule's advice refused: the other rules go on */
 		for (i = 0; i < t->npieces; i++) {
@@ -1528,12 +1634,13 @@ static int advise_all(struct pmadvise *ctl, struct target *t)
 	return 0;
 }
 
-static void warn_failed_rows(const struct target *t)
+static void warn_failed_rows(struct pmadvise *ctl, const struct target *t)
 {
 	size_t i;
 
 	if (t->error)
 		return;
+	progress_clear(&ctl->progress);
 	for (i = 0; i < t->npieces; i++) {
 		const struct piece *pc = &t->pieces[i];
 
@@ -1844,62 +1951,70 @@ static void print_table(const struct pmadvise *ctl, const char *json_extra)
 
 struct totals {
 	size_t rows, ok, failed, skipped, not_run, dry_run;
+	size_t exited;			/* not-run rows of a cgroup's process that exited */
 	uint64_t advised;
 	struct residency before, after;
 	bool measured;
 };
 
-static void count_totals(const struct pmadvise *ctl, struct totals *tt)
+static void count_target(const struct target *t, struct totals *tt)
 {
-	size_t i, j;
+	size_t j;
 
-	memset(tt, 0, sizeof(*tt));
-	tt->measured = ctl->needs & NEED_PAGES;
-	for (i = 0; i < ctl->ntargets; i++) {
-		const struct target *t = &ctl->targets[i];
+	for (j = 0; j < t->npieces; j++) {
+		const struct piece *pc = &t->pieces[j];
 
-		for (j = 0; j < t->npieces; j++) {
-			const struct piece *pc = &t->pieces[j];
-
-			tt->rows++;
-			tt->advised += pc->advised;
-			switch (pc->status) {
-			case ST_OK:
-				tt->ok++;
-				break;
-			case ST_SKIPPED:
-				tt->skipped++;
-				break;
-			case ST_NOT_RUN:
-			case ST_PENDING:
-				tt->not_run++;
-				break;
-			case ST_DRY_RUN:
-				tt->dry_run++;
-				break;
-			default:
-				tt->failed++;
-				break;
-			}
-			tt->before.rss += pc->before.rss;
-			tt->before.swap += pc->before.swap;
-			tt->after.rss += pc->after.rss;
-			tt->after.swap += pc->after.swap;
+		tt->rows++;
+		tt->advised += pc->advised;
+		switch (pc->status) {
+		case ST_OK:
+			tt->ok++;
+			break;
+		case ST_SKIPPED:
+			tt->skipped++;
+			break;
+		case ST_NOT_RUN:
+		case ST_PENDING:
+			tt->not_run++;
+			if (t->gone)
+				tt->exited++;
+			break;
+		case ST_DRY_RUN:
+			tt->dry_run++;
+			break;
+		default:
+			tt->failed++;
+			break;
 		}
+		tt->before.rss += pc->before.rss;
+		tt->before.swap += pc->before.swap;
+		tt->after.rss += pc->after.rss;
+		tt->after.swap += pc->after.swap;
 	}
 }
 
-static void print_summary_line(const struct pmadvise *ctl, const struct totals *tt)
+static void count_totals(const struct pmadvise *ctl, struct totals *tt)
+{
+	size_t i;
+
+	memset(tt, 0, sizeof(*tt));
+	tt->measured = ctl->needs & NEED_PAGES;
+	for (i = 0; i < ctl->ntargets; i++)
+		count_target(&ctl->targets[i], tt);
+}
+
+static void print_totals_line(const struct pmadvise *ctl, const char *label,
+			      const struct totals *tt)
 {
 	char *advised = format_size(ctl, tt->advised);
 
-	fflush(stdout);		/* after the table, not inside it */
 	if (ctl->dry_run)
-		fprintf(stderr, "summary: %zu rows: %zu selected, %zu unmapped",
-			tt->rows, tt->dry_run, tt->rows - tt->dry_run);
+		fprintf(stderr, "%s: %zu rows: %zu selected, %zu unmapped",
+			label, tt->rows, tt->dry_run, tt->rows - tt->dry_run);
 	else
-		fprintf(stderr, "summary: %zu rows: %zu ok, %zu failed, %zu skipped, %zu not-run; "
-			"advised %s", tt->rows, tt->ok, tt->failed, tt->skipped, tt->not_run, advised);
+		fprintf(stderr, "%s: %zu rows: %zu ok, %zu failed, %zu skipped, %zu not-run; "
+			"advised %s", label, tt->rows, tt->ok, tt->failed, tt->skipped,
+			tt->not_run, advised);
 	free(advised);
 	if (tt->measured && ctl->dry_run) {
 		char *a = format_size(ctl, tt->before.rss), *c = format_size(ctl, tt->before.swap);
@@ -1920,25 +2035,125 @@ static void print_summary_line(const struct pmadvise *ctl, const struct totals *
 	fputc('\n', stderr);
 }
 
-static char *summary_json(const struct pmadvise *ctl, const struct totals *tt)
+/* With several targets (or a cgroup), --summary has a line for each. */
+static bool summary_per_target(const struct pmadvise *ctl)
 {
-	char *text;
+	return ctl->ntargets > 1 || ctl->ncgroup_args;
+}
 
+/* Why a target has no rows, for its summary line; NULL when it has some. */
+static const char *no_rows_reason(const struct target *t)
+{
+	if (t->npieces)
+		return NULL;
+	if (t->gone)
+		return "exited before it was advised";
+	if (t->none_selected)
+		return "nothing selected";
+	return "not advised (see the message above)";
+}
+
+static void print_summary(const struct pmadvise *ctl)
+{
+	struct totals tt;
+	size_t i;
+
+	fflush(stdout);		/* after the table, not inside it */
+	for (i = 0; summary_per_target(ctl) && i < ctl->ntargets; i++) {
+		const struct target *t = &ctl->targets[i];
+		char *label = xasprintf("PID %d (%s)%s", (int) t->pid, t->comm,
+					t->gone && t->npieces ? ", exited" : "");
+
+		if (no_rows_reason(t)) {
+			fprintf(stderr, "%s: %s\n", label, no_rows_reason(t));
+		} else {
+			memset(&tt, 0, sizeof(tt));
+			tt.measured = ctl->needs & NEED_PAGES;
+			count_target(t, &tt);
+			print_totals_line(ctl, label, &tt);
+		}
+		free(label);
+	}
+	count_totals(ctl, &tt);
+	print_totals_line(ctl, "summary", &tt);
+}
+
+/* The members of a totals object, without the braces. */
+static char *totals_json(const struct pmadvise *ctl, const struct totals *tt)
+{
 	if (ctl->dry_run)
-		text = xasprintf("\"summary\": {\"rows\": %zu, \"dry-run\": %zu, "
-				 "\"rss\": %" PRIu64 ", \"swap\": %" PRIu64 "}",
+		return xasprintf("\"rows\": %zu, \"dry-run\": %zu, "
+				 "\"rss\": %" PRIu64 ", \"swap\": %" PRIu64,
 				 tt->rows, tt->dry_run, tt->before.rss, tt->before.swap);
-	else if (tt->measured)
-		text = xasprintf("\"summary\": {\"rows\": %zu, \"ok\": %zu, \"failed\": %zu, "
+	if (tt->measured)
+		return xasprintf("\"rows\": %zu, \"ok\": %zu, \"failed\": %zu, "
 				 "\"skipped\": %zu, \"not-run\": %zu, \"advised\": %" PRIu64 ", "
 				 "\"rss\": %" PRIu64 ", \"rss-after\": %" PRIu64 ", "
-				 "\"swap\": %" PRIu64 ", \"swap-after\": %" PRIu64 "}",
+				 "\"swap\": %" PRIu64 ", \"swap-after\": %" PRIu64,
 				 tt->rows, tt->ok, tt->failed, tt->skipped, tt->not_run, tt->advised,
 				 tt->before.rss, tt->after.rss, tt->before.swap, tt->after.swap);
-	else
-		text = xasprintf("\"summary\": {\"rows\": %zu, \"ok\": %zu, \"failed\": %zu, "
-				 "\"skipped\": %zu, \"not-run\": %zu, \"advised\": %" PRIu64 "}",
-				 tt->rows, tt->ok, tt->failed, tt->skipped, tt->not_run, tt->advised);
+	return xasprintf("\"rows\": %zu, \"ok\": %zu, \"failed\": %zu, "
+			 "\"skipped\": %zu, \"not-run\": %zu, \"advised\": %" PRIu64,
+			 tt->rows, tt->ok, tt->failed, tt->skipped, tt->not_run, tt->advised);
+}
+
+/* A JSON string's contents: quotes, backslashes and control bytes escaped. */
+static char *json_escape(const char *text)
+{
+	char *out = xmalloc(strlen(text) * 6 + 1), *o = out;
+
+	for (; *text; text++) {
+		unsigned char ch = (unsigned char) *text;
+
+		if (ch == '"' || ch == '\\') {
+			*o++ = '\\';
+			*o++ = (char) ch;
+		} else if (ch < 0x20 || ch == 0x7f) {
+			o += sprintf(o, "\\u%04x", ch);
+		} else {
+			*o++ = (char) ch;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+static char *summary_json(const struct pmadvise *ctl)
+{
+	struct totals tt;
+	char *members, *text = NULL;
+	size_t i, len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	if (!out)
+		err(EXIT_FAILURE, "cannot allocate memory");
+	count_totals(ctl, &tt);
+	members = totals_json(ctl, &tt);
+	fprintf(out, "\"summary\": {%s", members);
+	free(members);
+	if (summary_per_target(ctl)) {
+		fputs(", \"targets\": [", out);
+		for (i = 0; i < ctl->ntargets; i++) {
+			const struct target *t = &ctl->targets[i];
+			char *comm = json_escape(t->comm);
+
+			memset(&tt, 0, sizeof(tt));
+			tt.measured = ctl->needs & NEED_PAGES;
+			count_target(t, &tt);
+			members = totals_json(ctl, &tt);
+			fprintf(out, "%s{\"pid\": %d, \"comm\": \"%s\", \"exited\": %s, ",
+				i ? ", " : "", (int) t->pid, comm, t->gone ? "true" : "false");
+			if (no_rows_reason(t))
+				fprintf(out, "\"note\": \"%s\", ", no_rows_reason(t));
+			fprintf(out, "%s}", members);
+			free(members);
+			free(comm);
+		}
+		fputc(']', out);
+	}
+	fputc('}', out);
+	if (fclose(out) != 0)
+		err(EXIT_FAILURE, "cannot allocate memory");
 	return text;
 }
 
@@ -2111,6 +2326,7 @@ static void __attribute__((noreturn)) usage(void)
 	fputs("Usage:\n", out);
 	fputs(" pmadvise [options] --pid PID[,PID...] ADVICE [RANGE...]\n", out);
 	fputs(" pmadvise [options] --pidfd FD ADVICE [RANGE...]\n", out);
+	fputs(" pmadvise [options] --cgroup DIR ADVICE [RANGE...]\n", out);
 	fputs(" pmadvise [options] --pid PID --rule SELECTOR=ADVICE... [RANGE...]\n", out);
 	fputs(" pmadvise mergeable|unmergeable -- COMMAND [ARG...]\n", out);
 	fputs(" pmadvise --ksm-status --pid PID[,PID...]\n", out);
@@ -2119,6 +2335,8 @@ static void __attribute__((noreturn)) usage(void)
 	fputs("\nTargets:\n", out);
 	fputs(" -p, --pid PID[,PID...]    advise these processes\n", out);
 	fputs(" -P, --pidfd FD            advise the process behind an inherited pidfd\n", out);
+	fputs(" -c, --cgroup DIR          advise every process in a cgroup (repeatable)\n", out);
+	fputs("     --recursive           with --cgroup: the cgroups below DIR too\n", out);
 
 	fputs("\nWhat to advise:\n", out);
 	fputs(" -s, --select EXPR         mappings matching EXPR (repeatable: union)\n", out);
@@ -2127,6 +2345,8 @@ static void __attribute__((noreturn)) usage(void)
 	fputs(" -R, --rule SELECTOR=ADVICE  advise what SELECTOR (a RANGE or EXPR) picks;\n"
 	      "                           repeatable, the first rule that picks a piece wins\n", out);
 	fputs("     --dry-run             select and print, advise nothing\n", out);
+	fputs("     --timeout DURATION    stop cleanly after DURATION (seconds, or with s, m,\n"
+	      "                           h or d; 0 means no limit) and exit 124\n", out);
 
 	fputs("\nOutput:\n", out);
 	fputs(" -o, --output LIST         columns to print (+LIST adds to the default)\n", out);
@@ -2137,7 +2357,11 @@ static void __attribute__((noreturn)) usage(void)
 	fputs(" -b, --bytes               print sizes in bytes rather than in human form\n", out);
 	fputs(" -H, --list-columns        list the available columns\n", out);
 	fputs(" -q, --quiet               print no table, only errors\n", out);
-	fputs("     --summary             print a totals line (JSON: a \"summary\" member)\n", out);
+	fputs("     --summary             print a totals line, and one per process when there\n"
+	      "                           are several (JSON: a \"summary\" member)\n", out);
+	fputs("     --progress            show a progress line on stderr even when it is no\n"
+	      "                           terminal (by default: on a terminal, after 1 s)\n", out);
+	fputs("     --no-progress         never show the progress line\n", out);
 	fputs("     --ksm-status          print the targets' KSM state (/proc/PID/ksm_stat)\n", out);
 
 	fputs("\n -h, --help                display this help\n", out);
@@ -2172,6 +2396,29 @@ static void __attribute__((noreturn)) print_version(void)
 	exit(EXIT_SUCCESS);
 }
 
+static uint64_t selected_bytes(const struct target *t)
+{
+	uint64_t bytes = 0;
+	size_t i;
+
+	for (i = 0; i < t->npieces; i++)
+		if (t->pieces[i].status == ST_PENDING)
+			bytes += t->pieces[i].end - t->pieces[i].start;
+	return bytes;
+}
+
+/* Two descriptors a target (pidfd, /proc/PID): a cgroup of hundreds needs room. */
+static void keep_files_open(size_t ntargets)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= ntargets * 2 + 64)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= ntargets * 2 + 64
+		      ? ntargets * 2 + 64 : rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 static bool has_rows(const struct pmadvise *ctl)
 {
 	size_t i;
@@ -2187,8 +2434,12 @@ static int exit_status(const struct pmadvise *ctl, size_t target_failures)
 	struct totals tt;
 	size_t failed;
 
+	/* a stop asked for by the user or --timeout wins: the table says what got done */
+	if (stop_signal)
+		return stop_exit_status(stop_signal);
 	count_totals(ctl, &tt);
-	failed = tt.failed + tt.not_run + target_failures;
+	/* rows of a cgroup's process that exited are no failure: it just went away */
+	failed = tt.failed + tt.not_run - tt.exited + target_failures;
 	/* a dry run succeeds when it selected something to advise */
 	if (ctl->dry_run)
 		return tt.dry_run ? EXIT_SUCCESS : EXIT_FAILURE;
@@ -2236,15 +2487,21 @@ static void free_run(void)
 	free(ctl->rules);
 	free(ctl->pid_args);
 	free(ctl->pidfd_args);
+	free(ctl->cgroup_args);
 	run_ctl = NULL;
 }
 
 int main(int argc, char **argv)
 {
-	enum { OPT_DRY_RUN = CHAR_MAX + 1, OPT_OUTPUT_ALL, OPT_SUMMARY, OPT_KSM_STATUS };
+	enum {
+		OPT_DRY_RUN = CHAR_MAX + 1, OPT_OUTPUT_ALL, OPT_SUMMARY, OPT_KSM_STATUS,
+		OPT_RECURSIVE, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_TIMEOUT
+	};
 	static const struct option longopts[] = {
 		{ "pid",          required_argument, NULL, 'p' },
 		{ "pidfd",        required_argument, NULL, 'P' },
+		{ "cgroup",       required_argument, NULL, 'c' },
+		{ "recursive",    no_argument,       NULL, OPT_RECURSIVE },
 		{ "select",       required_argument, NULL, 's' },
 		{ "exclude",      required_argument, NULL, 'x' },
 		{ "rule",         required_argument, NULL, 'R' },
@@ -2260,6 +2517,9 @@ int main(int argc, char **argv)
 		{ "quiet",        no_argument,       NULL, 'q' },
 		{ "summary",      no_argument,       NULL, OPT_SUMMARY },
 		{ "ksm-status",   no_argument,       NULL, OPT_KSM_STATUS },
+		{ "progress",     no_argument,       NULL, OPT_PROGRESS },
+		{ "no-progress",  no_argument,       NULL, OPT_NO_PROGRESS },
+		{ "timeout",      required_argument, NULL, OPT_TIMEOUT },
 		{ "help",         no_argument,       NULL, 'h' },
 		{ "version",      no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -2268,7 +2528,8 @@ int main(int argc, char **argv)
 	const char *outarg = NULL, *maps_file = NULL;
 	size_t target_failures = 0, maps_read = 0, i;
 	bool list = false, output_all = false, ksm_status = false;
-	struct totals totals;
+	int progress = -1;		/* -1: on a terminal, 0: never, 1: always */
+	double timeout = 0;
 	char **command = NULL;
 	int c, nopts = argc, ncommand = 0;
 
@@ -2290,7 +2551,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	while ((c = getopt_long(nopts, argv, "p:P:s:x:R:m:o:JrnbHqhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(nopts, argv, "p:P:c:s:x:R:m:o:JrnbHqhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			ctl.pid_args = xreallocarray(ctl.pid_args, ctl.npid_args + 1,
@@ -2301,6 +2562,14 @@ int main(int argc, char **argv)
 			ctl.pidfd_args = xreallocarray(ctl.pidfd_args, ctl.npidfd_args + 1,
 						       sizeof(*ctl.pidfd_args));
 			ctl.pidfd_args[ctl.npidfd_args++] = optarg;
+			break;
+		case 'c':
+			ctl.cgroup_args = xreallocarray(ctl.cgroup_args, ctl.ncgroup_args + 1,
+							sizeof(*ctl.cgroup_args));
+			ctl.cgroup_args[ctl.ncgroup_args++] = optarg;
+			break;
+		case OPT_RECURSIVE:
+			ctl.recursive = true;
 			break;
 		case 's':
 			add_selector(&ctl.selects, &ctl.nselects, optarg, "--select");
@@ -2349,6 +2618,19 @@ int main(int argc, char **argv)
 		case OPT_KSM_STATUS:
 			ksm_status = true;
 			break;
+		case OPT_PROGRESS:
+			progress = 1;
+			break;
+		case OPT_NO_PROGRESS:
+			progress = 0;
+			break;
+		case OPT_TIMEOUT: {
+			const char *why = NULL;
+
+			if (parse_duration(optarg, &timeout, &why) != 0)
+				errx(EXIT_FAILURE, "invalid --timeout '%s': %s", optarg, why);
+			break;
+		}
 		case 'h':
 			usage();
 		case 'V':
@@ -2390,8 +2672,8 @@ int main(int argc, char **argv)
 	if (ksm_status) {
 		if (optind < nopts || command)
 			errx(EXIT_FAILURE, "--ksm-status takes no ADVICE or RANGE");
-		if (!ctl.npid_args && !ctl.npidfd_args)
-			errx(EXIT_FAILURE, "--ksm-status needs --pid or --pidfd");
+		if (!has_targets(&ctl))
+			errx(EXIT_FAILURE, "--ksm-status needs --pid, --pidfd or --cgroup");
 		add_targets(&ctl);
 		return print_ksm_status(&ctl);
 	}
@@ -2401,15 +2683,17 @@ int main(int argc, char **argv)
 		if (optind < nopts && is_advice_name(argv[optind]))
 			errx(EXIT_FAILURE, "ADVICE '%s' cannot be given with --rule: each rule "
 			     "names its own (SELECTOR=ADVICE)", argv[optind]);
-		if (!ctl.npid_args && !ctl.npidfd_args)
-			errx(EXIT_FAILURE, "--rule needs a target: use --pid or --pidfd");
+		if (!has_targets(&ctl))
+			errx(EXIT_FAILURE, "--rule needs a target: use --pid, --pidfd or --cgroup");
 	} else {
 		if (optind >= nopts)
 			errx(EXIT_FAILURE, "no advice given (try 'pmadvise --help')");
 		parse_advice(&ctl.advice, argv[optind++], "");
 	}
 
-	if (!ctl.npid_args && !ctl.npidfd_args) {
+	if (ctl.recursive && !ctl.ncgroup_args)
+		errx(EXIT_FAILURE, "--recursive goes with --cgroup");
+	if (!has_targets(&ctl)) {
 		if (command) {
 			if (ctl.advice.value != MADV_MERGEABLE && ctl.advice.value != MADV_UNMERGEABLE)
 				errx(EXIT_FAILURE, "only mergeable and unmergeable can launch a "
@@ -2420,7 +2704,7 @@ int main(int argc, char **argv)
 				errx(EXIT_FAILURE, "no command given after '--'");
 			launch(&ctl, command);
 		}
-		errx(EXIT_FAILURE, "no target given: use --pid or --pidfd");
+		errx(EXIT_FAILURE, "no target given: use --pid, --pidfd or --cgroup");
 	}
 
 	for (; optind < nopts; optind++)
@@ -2432,7 +2716,12 @@ int main(int argc, char **argv)
 	if (!ctl.nranges && !ctl.nselects && !ctl.nexcludes && !ctl.nrules)
 		errx(EXIT_FAILURE, "nothing selected: give a RANGE, --select, --exclude or --maps");
 
+	/* from here on, a stop request ends the run cleanly, with its table */
+	catch_stop_signals();
+	if (arm_timeout(timeout) != 0)
+		err(EXIT_FAILURE, "cannot set the --timeout timer");
 	add_targets(&ctl);
+	keep_files_open(ctl.ntargets);
 	/* several targets: rows need their PID, unless the columns were chosen */
 	if (ctl.ntargets > 1 && !output_all && (!outarg || *outarg == '+')
 	    && !has_column(&ctl, COL_PID)) {
@@ -2450,12 +2739,13 @@ int main(int argc, char **argv)
 
 		rc = t->pidfd >= 0 ? pin_target(t, t->pidfd) : open_target(t);
 		if (rc == 0 && (rc = read_target_maps(t)) != 0) {
-			report_target_error(t, &ctl.advice, -rc == ENOENT ? ESRCH : -rc);
+			report_target_error(&ctl, t, &ctl.advice, -rc == ENOENT ? ESRCH : -rc);
 			rc = -1;
 		}
 		if (rc == 0 && t->nmaps == 0) {
-			warnx("PID %d: process has no memory mappings (a kernel thread or exiting)",
-			      (int) t->pid);
+			if (!exit_is_expected(t, ESRCH))
+				warnx("PID %d: process has no memory mappings (a kernel thread "
+				      "or exiting)", (int) t->pid);
 			rc = -1;
 		}
 		if (rc == 0) {
@@ -2464,30 +2754,53 @@ int main(int argc, char **argv)
 			if (t->npieces == 0) {
 				char *what = describe_selection(&ctl);
 
-				warnx("PID %d: nothing selected by %s", (int) t->pid, what);
+				/* in a cgroup, a process without such mappings is no surprise */
+				if (!t->from_cgroup)
+					warnx("PID %d: nothing selected by %s", (int) t->pid, what);
 				free(what);
+				t->none_selected = true;
 				rc = -1;
 			}
 		}
 		if (rc != 0) {
 			t->error = rc;
-			target_failures++;
+			if (!t->gone && !(t->from_cgroup && t->none_selected))
+				target_failures++;
 		}
+		ctl.selected_bytes += selected_bytes(t);
 	}
 
 	/* a rule's word is worth saying only where some maps were read */
 	for (i = 0; i < ctl.nrules && maps_read; i++)
 		if (!ctl.rules[i].matches)
 			warnx("--rule '%s' selects nothing", ctl.rules[i].text);
-	if (target_failures == ctl.ntargets)
-		return EXIT_FAILURE;
+	if (!has_rows(&ctl)) {
+		if (ctl.ncgroup_args && target_failures == 0 && maps_read) {
+			char *what = describe_selection(&ctl);
 
-	for (i = 0; i < ctl.ntargets; i++) {
+			warnx("nothing selected by %s in any process", what);
+			free(what);
+		} else if (ctl.ncgroup_args && target_failures == 0) {
+			warnx("every process of the cgroup has exited: nothing to advise");
+		}
+		if (ctl.summary)
+			print_summary(&ctl);
+		return EXIT_FAILURE;
+	}
+
+	progress_init(&ctl.progress, progress == 1 || (progress == -1 && !ctl.quiet
+				     && !ctl.json && !ctl.dry_run && isatty(STDERR_FILENO)));
+	for (i = 0; i < ctl.ntargets; i++, ctl.targets_done++) {
 		struct target *t = &ctl.targets[i];
 		size_t j;
 
 		if (t->error)
 			continue;
+		if (stop_signal && !ctl.dry_run) {
+			/* nothing of it was measured or advised */
+			stop_target(t, ECANCELED);
+			continue;
+		}
 		measure_target(&ctl, t, false);
 		if (ctl.dry_run) {
 			for (j = 0; j < t->npieces; j++)
@@ -2497,15 +2810,16 @@ int main(int argc, char **argv)
 		}
 		if (advise_all(&ctl, t) == 0)
 			measure_target(&ctl, t, true);
-		else
+		else if (!t->gone)
 			target_failures++;
-		warn_failed_rows(t);
+		warn_failed_rows(&ctl, t);
 	}
+	progress_clear(&ctl.progress);
+	if (stop_signal)
+		warnx("%s before everything was advised", stop_reason(stop_signal));
 
-	if (ctl.summary)
-		count_totals(&ctl, &totals);
 	if (ctl.summary && ctl.json) {
-		char *member = summary_json(&ctl, &totals);
+		char *member = summary_json(&ctl);
 
 		if (!ctl.quiet && has_rows(&ctl))
 			print_table(&ctl, member);
@@ -2516,7 +2830,7 @@ int main(int argc, char **argv)
 		if (!ctl.quiet && has_rows(&ctl))
 			print_table(&ctl, NULL);
 		if (ctl.summary)
-			print_summary_line(&ctl, &totals);
+			print_summary(&ctl);
 	}
 	return exit_status(&ctl, target_failures);
 }
