@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Targets: each process pinned race-free through a pidfd (SPEC 3).
+ */
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+
+#include <ctype.h>
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#ifdef HAVE_SYS_PIDFD_H
+# include <sys/pidfd.h>
+#endif
+
+#include "cgroup.h"
+#include "pmadvise.h"
+
+/*
+ * Targets
+ */
+/* The target for pid, added unless it is there already. */
+static struct target *new_target(struct pmadvise *ctl, pid_t pid)
+{
+	struct target *t;
+	size_t i;
+
+	for (i = 0; i < ctl->ntargets; i++)
+		if (ctl->targets[i].pid == pid)
+			return &ctl->targets[i];
+	ctl->targets = xreallocarray(ctl->targets, ctl->ntargets + 1, sizeof(*ctl->targets));
+	t = &ctl->targets[ctl->ntargets++];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->pidfd = -1;
+	t->procfd = -1;
+	return t;
+}
+
+static void add_pid(struct pmadvise *ctl, const char *text)
+{
+	const char *p = text;
+
+	do {
+		size_t len = strcspn(p, ",");
+		char *end;
+		long pid;
+
+		errno = 0;
+		pid = len ? strtol(p, &end, 10) : 0;
+		if (!len || !isdigit((unsigned char) *p) || errno || end != p + len
+		    || pid <= 0 || pid > INT_MAX)
+			errx(EXIT_FAILURE, "invalid PID '%.*s' in --pid '%s'", (int) len, p, text);
+		if (pid == getpid())
+			errx(EXIT_FAILURE, "PID %ld is pmadvise itself", pid);
+		new_target(ctl, (pid_t) pid)->from_cgroup = false;
+		p += len;
+	} while (*p++ == ',');
+}
+
+static void read_comm(struct target *t)
+{
+	char *text = read_proc_file(t->procfd, "comm", NULL);
+
+	if (text) {
+		text[strcspn(text, "\n")] = '\0';
+		snprintf(t->comm, sizeof(t->comm), "%s", text);
+		free(text);
+	}
+}
+
+/* A PID that names a thread of another process: its thread-group ID. */
+static pid_t thread_group_of(pid_t tid)
+{
+	char path[64], *text, *p;
+	pid_t tgid = 0;
+	int dirfd;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int) tid);
+	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return 0;
+	text = read_proc_file(dirfd, "status", NULL);
+	close(dirfd);
+	if (text && (p = strstr(text, "\nTgid:")))
+		tgid = (pid_t) strtol(p + 6, NULL, 10);
+	free(text);
+	return tgid;
+}
+
+/* Zombies and kernel threads have no address space to advise. */
+static const char *no_address_space(struct target *t)
+{
+	unsigned long flags = 0;
+	char *text, *p, state = '?';
+	const char *why = NULL;
+	int field;
+
+	text = read_proc_file(t->procfd, "stat", NULL);
+	if (!text)
+		return errno == ESRCH ? "process has exited" : NULL;
+	/* "pid (comm) state ppid ..." where comm may hold spaces and ')' */
+	p = strrchr(text, ')');
+	if (p && p[1] == ' ') {
+		p += 2;
+		state = *p;
+		/* flags is field 9; state is field 3 */
+		for (field = 3; field < 9 && p; field++) {
+			p = strchr(p, ' ');
+			if (p)
+				p++;
+		}
+		if (p)
+			flags = strtoul(p, NULL, 10);
+	}
+	if (state == 'Z' || state == 'X')
+		why = "process is a zombie: it has no memory left to advise";
+	else if (flags & PF_KTHREAD)
+		why = "process is a kernel thread: it has no user memory";
+	free(text);
+	return why;
+}
+
+/*
+ * A process found in a cgroup may exit at any time, and one without memory
+ * (a kernel thread in the root cgroup) is not a target: neither is an error
+ * worth a message.  A named process that exits is one.
+ */
+bool exit_is_expected(struct target *t, int error)
+{
+	if (!t->from_cgroup || error != ESRCH)
+		return false;
+	t->gone = true;
+	return true;
+}
+
+/*
+ * Pins the process race-free: the pidfd is taken first, then /proc/PID is
+ * opened, then the pidfd confirms the process is still alive.  A live pidfd
+ * keeps its PID from being reused, so the directory is that process's.
+ */
+int pin_target(struct target *t, int pidfd)
+{
+	char path[64];
+	const char *why;
+
+	t->pidfd = pidfd;
+	snprintf(path, sizeof(path), "/proc/%d", (int) t->pid);
+	t->procfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (t->procfd < 0) {
+		if (errno == ENOENT) {
+			if (!exit_is_expected(t, ESRCH))
+				warnx("PID %d: process has exited", (int) t->pid);
+			return -ESRCH;
+		}
+		warn("PID %d: cannot open %s", (int) t->pid, path);
+		return -errno;
+	}
+	/* EPERM only says we may not signal it: it is alive all the same. */
+	if (sys_pidfd_send_signal(t->pidfd, 0) != 0 && errno != EPERM) {
+		if (!exit_is_expected(t, ESRCH))
+			warnx("PID %d: process has exited", (int) t->pid);
+		return -ESRCH;
+	}
+	why = no_address_space(t);
+	if (why) {
+		if (!exit_is_expected(t, ESRCH))
+			warnx("PID %d: %s", (int) t->pid, why);
+		return -ESRCH;
+	}
+	read_comm(t);
+	return 0;
+}
+
+int open_target(struct target *t)
+{
+	int pidfd = sys_pidfd_open(t->pid);
+
+	if (pidfd < 0) {
+		int saved = errno;
+		pid_t tgid;
+
+		if (saved == ESRCH) {
+			if (!exit_is_expected(t, ESRCH))
+				warnx("PID %d: no such process", (int) t->pid);
+		} else if ((saved == EINVAL || saved == ENOENT)
+			   && (tgid = thread_group_of(t->pid)) > 0 && tgid != t->pid) {
+			/* a thread's ID: EINVAL before Linux 6.9, ENOENT since */
+			warnx("PID %d is a thread of process %d: use --pid %d",
+			      (int) t->pid, (int) tgid, (int) tgid);
+		} else if (saved == ENOSYS) {
+			warnx("PID %d: pidfd_open is not available: pmadvise needs Linux 5.10 or later",
+			      (int) t->pid);
+		} else {
+			errno = saved;
+			warn("PID %d: cannot open a pidfd", (int) t->pid);
+		}
+		return saved == ENOSYS ? -ENOSYS : -saved;
+	}
+	return pin_target(t, pidfd);
+}
+
+/* --pidfd FD: the PID behind it comes from /proc/self/fdinfo/FD. */
+static void add_pidfd(struct pmadvise *ctl, const char *arg)
+{
+	struct target *t;
+	char path[64], *text, *p, *end;
+	long fd, pid;
+	struct stat st;
+
+	errno = 0;
+	fd = strtol(arg, &end, 10);
+	if (!isdigit((unsigned char) *arg) || errno || *end || fd > INT_MAX)
+		errx(EXIT_FAILURE, "invalid file descriptor '%s' for --pidfd", arg);
+	if (fstat((int) fd, &st) != 0)
+		errx(EXIT_FAILURE, "--pidfd %ld: file descriptor is not open", fd);
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%ld", fd);
+	text = read_proc_file(AT_FDCWD, path, NULL);
+	if (!text)
+		err(EXIT_FAILURE, "--pidfd %ld: cannot read %s", fd, path);
+	p = strstr(text, "\nPid:");
+	if (!p && strncmp(text, "Pid:", 4) == 0)
+		p = text - 1;
+	if (!p)
+		errx(EXIT_FAILURE, "--pidfd %ld: file descriptor is not a pidfd", fd);
+	pid = strtol(p + 5, NULL, 10);
+	free(text);
+	if (pid == -1)
+		errx(EXIT_FAILURE, "--pidfd %ld: the process behind it has exited", fd);
+	if (pid == 0)
+		errx(EXIT_FAILURE, "--pidfd %ld: the process is in another PID namespace", fd);
+
+	ctl->targets = xreallocarray(ctl->targets, ctl->ntargets + 1, sizeof(*ctl->targets));
+	t = &ctl->targets[ctl->ntargets++];
+	memset(t, 0, sizeof(*t));
+	t->pid = (pid_t) pid;
+	t->pidfd = (int) fd;
+	t->procfd = -1;
+}
+
+/* --cgroup DIR: every process in it (and below it, with --recursive) but pmadvise. */
+static void add_cgroup(struct pmadvise *ctl, const char *dir)
+{
+	struct pid_list list = { NULL, 0, 0 };
+	const char *why = NULL;
+	char *where = NULL;
+	size_t i, found = 0;
+
+	int rc = cgroup_read_pids(dir, ctl->recursive, &list, &why, &where);
+
+	if (rc != 0) {
+		bool said = rc == -ENOENT || rc == -ENOTDIR || rc == -EINVAL || rc == -ENOMEM;
+
+		if (where && strcmp(where, dir) != 0)
+			errx(EXIT_FAILURE, "--cgroup %s: %s: %s%s%s", dir, where, why,
+			     said ? "" : ": ", said ? "" : strerror(-rc));
+		errx(EXIT_FAILURE, "--cgroup %s: %s%s%s", dir, why,
+		     said ? "" : ": ", said ? "" : strerror(-rc));
+	}
+	free(where);
+	for (i = 0; i < list.count; i++) {
+		size_t before = ctl->ntargets;
+		struct target *t;
+
+		if (list.pids[i] == getpid())
+			continue;
+		found++;
+		t = new_target(ctl, list.pids[i]);
+		/* a process also named with --pid or --pidfd is held to their rules */
+		if (ctl->ntargets > before)
+			t->from_cgroup = true;
+	}
+	pid_list_free(&list);
+	if (!found)
+		errx(EXIT_FAILURE, "--cgroup %s: no process in it%s", dir,
+		     ctl->recursive ? " or below it" : " (use --recursive for the cgroups below it)");
+}
+
+bool has_targets(const struct pmadvise *ctl)
+{
+	return ctl->npid_args || ctl->npidfd_args || ctl->ncgroup_args;
+}
+
+/* --pidfd targets first, then --pid ones, then the cgroups', in the order given. */
+void add_targets(struct pmadvise *ctl)
+{
+	size_t i;
+
+	for (i = 0; i < ctl->npidfd_args; i++)
+		add_pidfd(ctl, ctl->pidfd_args[i]);
+	for (i = 0; i < ctl->npid_args; i++)
+		add_pid(ctl, ctl->pid_args[i]);
+	for (i = 0; i < ctl->ncgroup_args; i++)
+		add_cgroup(ctl, ctl->cgroup_args[i]);
+}
+
+int read_target_maps(struct target *t)
+{
+	size_t alloc = 0;
+	char *line, *next;
+
+	t->maps_text = read_proc_file(t->procfd, "maps", NULL);
+	if (!t->maps_text)
+		return -errno;
+	for (line = t->maps_text; *line; line = next) {
+		const char *why = NULL;
+
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = '\0';
+		if (t->nmaps == alloc) {
+			alloc = alloc ? alloc * 2 : 256;
+			t->maps = xreallocarray(t->maps, alloc, sizeof(*t->maps));
+		}
+		if (parse_maps_line(line, &t->maps[t->nmaps], &why) != 0)
+			errx(EXIT_FAILURE, "PID %d: cannot parse /proc/%d/maps: %s: '%s'",
+			     (int) t->pid, (int) t->pid, why, line);
+		t->nmaps++;
+	}
+	return 0;
+}
