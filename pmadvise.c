@@ -39,6 +39,7 @@
 
 #include <libsmartcols.h>
 
+#include "lib/inject.h"
 #include "lib/pmadvise.h"
 
 #ifndef PACKAGE_VERSION
@@ -541,11 +542,35 @@ static char *measured_delta(const struct pmadvise *ctl, const struct piece *pc,
 	return signed_text;
 }
 
+/* The row of --inject --select all: one prctl for the whole process, no addresses. */
+static char *whole_process_cell(const struct target *t, const struct piece *pc, int col)
+{
+	switch (col) {
+	case COL_PID:
+		return xasprintf("%d", (int) t->pid);
+	case COL_COMM:
+		return xstrdup(t->comm);
+	case COL_ADVICE:
+		return xasprintf("%s (prctl)", pc->advice->name);
+	case COL_STATUS:
+		return xstrdup(status_names[pc->status]);
+	case COL_ERRNO:
+		return pc->error && strerrorname_np(pc->error) ? xstrdup(strerrorname_np(pc->error))
+							       : NULL;
+	case COL_REASON:
+		return pc->reason ? xstrdup(pc->reason) : NULL;
+	default:
+		return NULL;
+	}
+}
+
 static char *cell_data(const struct pmadvise *ctl, const struct target *t,
 		       const struct piece *pc, int col)
 {
 	const struct maps_entry *m = pc->mapping;
 
+	if (pc->whole_process)
+		return whole_process_cell(t, pc, col);
 	switch (col) {
 	case COL_PID:
 		return xasprintf("%d", (int) t->pid);
@@ -1078,6 +1103,8 @@ static void __attribute__((noreturn)) usage(void)
 	fputs(" -R, --rule SELECTOR=ADVICE  advise what SELECTOR (a RANGE or EXPR) picks;\n"
 	      "                           repeatable, the first rule that picks a piece wins\n", out);
 	fputs("     --dry-run             select and print, advise nothing\n", out);
+	fputs("     --inject              mergeable/unmergeable for a running process: it\n"
+	      "                           makes the call itself, through ptrace (x86-64)\n", out);
 	fputs("     --timeout DURATION    stop cleanly after DURATION (seconds, or with s, m,\n"
 	      "                           h or d; 0 means no limit) and exit 124\n", out);
 
@@ -1224,11 +1251,51 @@ static void free_run(void)
 	run_ctl = NULL;
 }
 
+/*
+ * --inject (lib/inject.c, engine.c): KSM for a running process, made by the
+ * process itself.  Wrong combinations are usage errors, before any syscall.
+ */
+static void check_inject_usage(const struct pmadvise *ctl, bool ksm_status)
+{
+	if (ksm_status)
+		errx(EXIT_FAILURE, "--inject does not go with --ksm-status");
+	if (ctl->nrules)
+		errx(EXIT_FAILURE, "--inject does not go with --rule: give mergeable or "
+		     "unmergeable as the ADVICE");
+	if (ctl->advice.value != MADV_MERGEABLE && ctl->advice.value != MADV_UNMERGEABLE)
+		errx(EXIT_FAILURE, "--inject is only for mergeable and unmergeable, not '%s' "
+		     "(the kernel takes that one from another process: drop --inject)",
+		     ctl->advice.name);
+	if (!ctl->npid_args && !ctl->npidfd_args)
+		errx(EXIT_FAILURE, "--inject needs a running process: name it with --pid or "
+		     "--pidfd (to start a program with KSM, use 'pmadvise %s -- COMMAND')",
+		     ctl->advice.name);
+	if (ctl->ncgroup_args)
+		errx(EXIT_FAILURE, "--inject takes processes named by --pid or --pidfd, "
+		     "not --cgroup");
+	if (!inject_supported())
+		errx(EXIT_NOT_SUPPORTED, "--inject is not supported on this architecture "
+		     "(it needs x86-64)");
+}
+
+/* --inject --select all: one row per target, for one prctl(PR_SET_MEMORY_MERGE). */
+static void make_whole_process_row(struct pmadvise *ctl, struct target *t)
+{
+	struct piece *pc = &t->pieces[0];
+
+	memset(pc, 0, sizeof(*pc));
+	pc->status = ST_PENDING;
+	pc->advice = &ctl->advice;
+	pc->selected = true;
+	pc->whole_process = true;
+	t->npieces = 1;
+}
+
 int main(int argc, char **argv)
 {
 	enum {
 		OPT_DRY_RUN = CHAR_MAX + 1, OPT_OUTPUT_ALL, OPT_SUMMARY, OPT_KSM_STATUS,
-		OPT_RECURSIVE, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_TIMEOUT
+		OPT_RECURSIVE, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_TIMEOUT, OPT_INJECT
 	};
 	static const struct option longopts[] = {
 		{ "pid",          required_argument, NULL, 'p' },
@@ -1250,6 +1317,7 @@ int main(int argc, char **argv)
 		{ "quiet",        no_argument,       NULL, 'q' },
 		{ "summary",      no_argument,       NULL, OPT_SUMMARY },
 		{ "ksm-status",   no_argument,       NULL, OPT_KSM_STATUS },
+		{ "inject",       no_argument,       NULL, OPT_INJECT },
 		{ "progress",     no_argument,       NULL, OPT_PROGRESS },
 		{ "no-progress",  no_argument,       NULL, OPT_NO_PROGRESS },
 		{ "timeout",      required_argument, NULL, OPT_TIMEOUT },
@@ -1351,6 +1419,9 @@ int main(int argc, char **argv)
 		case OPT_KSM_STATUS:
 			ksm_status = true;
 			break;
+		case OPT_INJECT:
+			ctl.inject = true;
+			break;
 		case OPT_PROGRESS:
 			progress = 1;
 			break;
@@ -1381,13 +1452,22 @@ int main(int argc, char **argv)
 
 	/* columns first: an unknown one is an input error like any other */
 	for (i = 0; i < sizeof(default_columns) / sizeof(default_columns[0]); i++) {
-		/* with rules, rows differ in advice: show it (and the rule under --dry-run) */
-		if (ctl.nrules && default_columns[i] == COL_ADVISED) {
+		/* with rules, rows differ in advice: show it (and the rule under --dry-run);
+		 * --inject rows say how it was given */
+		if ((ctl.nrules || ctl.inject) && default_columns[i] == COL_ADVISED) {
 			add_column(&ctl, COL_ADVICE);
-			if (ctl.dry_run)
+			if (ctl.dry_run && ctl.nrules)
 				add_column(&ctl, COL_RULE);
 		}
 		add_column(&ctl, default_columns[i]);
+	}
+	/* --inject --select all: a row per process, and no addresses to show */
+	if (ctl.inject && inject_whole_process(&ctl)) {
+		ctl.ncolumns = 0;
+		add_column(&ctl, COL_PID);
+		add_column(&ctl, COL_COMM);
+		add_column(&ctl, COL_ADVICE);
+		add_column(&ctl, COL_STATUS);
 	}
 	if (output_all) {
 		ctl.ncolumns = 0;
@@ -1426,6 +1506,8 @@ int main(int argc, char **argv)
 
 	if (ctl.recursive && !ctl.ncgroup_args)
 		errx(EXIT_FAILURE, "--recursive goes with --cgroup");
+	if (ctl.inject)
+		check_inject_usage(&ctl, ksm_status);
 	if (!has_targets(&ctl)) {
 		if (command) {
 			if (ctl.advice.value != MADV_MERGEABLE && ctl.advice.value != MADV_UNMERGEABLE)
@@ -1484,6 +1566,8 @@ int main(int argc, char **argv)
 		if (rc == 0) {
 			maps_read++;
 			select_pieces(&ctl, t);
+			if (ctl.inject && inject_whole_process(&ctl) && t->npieces)
+				make_whole_process_row(&ctl, t);
 			if (t->npieces == 0) {
 				char *what = describe_selection(&ctl);
 
@@ -1541,7 +1625,7 @@ int main(int argc, char **argv)
 					t->pieces[j].status = ST_DRY_RUN;
 			continue;
 		}
-		if (advise_all(&ctl, t) == 0)
+		if ((ctl.inject ? inject_all(&ctl, t) : advise_all(&ctl, t)) == 0)
 			measure_target(&ctl, t, true);
 		else if (!t->gone)
 			target_failures++;

@@ -25,6 +25,7 @@
 # include <sys/pidfd.h>
 #endif
 
+#include "inject.h"
 #include "pmadvise.h"
 
 /*
@@ -281,7 +282,8 @@ void report_target_error(struct pmadvise *ctl, struct target *t,
 		if (advice->info && !advice->info->remote_since)
 			warnx("PID %d: this kernel does not support remote KSM hints: it refuses "
 			      "'%s' for another process. Start the program as "
-			      "'pmadvise %s -- COMMAND' instead",
+			      "'pmadvise %s -- COMMAND' instead, or add --inject to have "
+			      "this process make the call itself (see pmadvise(1))",
 			      (int) t->pid, name, name);
 		else if (advice->info)
 			warnx("PID %d: this kernel does not accept '%s' for another process "
@@ -395,4 +397,166 @@ void warn_failed_rows(struct pmadvise *ctl, const struct target *t)
 			warnx("PID %d: %" PRIx64 "-%" PRIx64 ": nothing is mapped there",
 			      (int) t->pid, pc->start, pc->end);
 	}
+}
+
+/*
+ * --inject: the target makes the KSM call itself (lib/inject.c), for kernels
+ * that refuse remote mergeable.  `--select all` alone is one
+ * prctl(PR_SET_MEMORY_MERGE), which also covers memory mapped later; anything
+ * narrower is one madvise() per piece.
+ */
+/* Calls per attach: the target is never held for long. */
+#define INJECT_CHUNK		1000
+
+/* Signals whose default action would end pmadvise while the target is held. */
+static const int inject_held_signals[] = { SIGINT, SIGTERM, SIGALRM, SIGHUP, SIGQUIT };
+
+bool inject_whole_process(const struct pmadvise *ctl)
+{
+	return ctl->nselects == 1 && strcmp(ctl->selects[0].text, "all") == 0
+	       && !ctl->nexcludes && !ctl->nranges && !ctl->nrules;
+}
+
+static void hold_stop_signals(bool hold)
+{
+	sigset_t set;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < sizeof(inject_held_signals) / sizeof(inject_held_signals[0]); i++)
+		sigaddset(&set, inject_held_signals[i]);
+	sigprocmask(hold ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
+/* A stop asked for while the signals are held: finish this call, then stop. */
+static bool stop_pending(void)
+{
+	sigset_t pending;
+	size_t i;
+
+	if (stop_signal)
+		return true;
+	if (sigpending(&pending) != 0)
+		return false;
+	for (i = 0; i < sizeof(inject_held_signals) / sizeof(inject_held_signals[0]); i++)
+		if (sigismember(&pending, inject_held_signals[i]))
+			return true;
+	return false;
+}
+
+/* The answer of one injected call, in its row. */
+static void book_injected(struct pmadvise *ctl, struct target *t, struct piece *pc,
+			  int64_t ret)
+{
+	if (ret == 0) {
+		pc->advised = pc->end - pc->start;
+		pc->status = ST_OK;
+		note_progress(ctl, pc->advised);
+		return;
+	}
+	if (pc->whole_process && ret == -EINVAL) {
+		warnx("PID %d: this kernel has no PR_SET_MEMORY_MERGE: --inject --select all "
+		      "needs Linux 6.4 or later with CONFIG_KSM (a narrower selection "
+		      "injects madvise instead)", (int) t->pid);
+		ctl->unsupported = true;
+		pc->status = ST_FAILED;
+		pc->error = EINVAL;
+		pc->reason = "no PR_SET_MEMORY_MERGE in this kernel (Linux 6.4+)";
+		t->error = EINVAL;	/* said once above, not again per row */
+		return;
+	}
+	/* the target's own errno, as madvise(2) gave it */
+	finish_piece(pc, (int) -ret);
+}
+
+static void report_inject_failure(struct pmadvise *ctl, struct target *t,
+				  const struct inject *inj, enum inject_result rc)
+{
+	if (rc == INJECT_GONE) {
+		report_target_error(ctl, t, &ctl->advice, ESRCH);
+		return;
+	}
+	if (rc == INJECT_UNSUPPORTED)
+		ctl->unsupported = true;
+	progress_clear(&ctl->progress);
+	warnx("PID %d: cannot inject %s: %s", (int) t->pid, ctl->advice.name,
+	      inject_message(inj));
+}
+
+int inject_all(struct pmadvise *ctl, struct target *t)
+{
+	const struct maps_entry *vdso = NULL;
+	enum inject_result rc = INJECT_OK;
+	struct inject *inj;
+	bool done_any = false;
+	size_t i, next = 0;
+
+	for (i = 0; i < t->nmaps; i++)
+		if (strcmp(t->maps[i].path, "[vdso]") == 0)
+			vdso = &t->maps[i];
+	inj = inject_new(t->pid, t->procfd, vdso ? vdso->start : 0, vdso ? vdso->end : 0);
+	if (!inj)
+		err(EXIT_FAILURE, "cannot allocate memory");
+
+	while (next < t->npieces) {
+		size_t calls = 0;
+
+		if (stop_pending())
+			break;
+		/* a second Ctrl-C must not end pmadvise while the target is held */
+		hold_stop_signals(true);
+		rc = inject_attach(inj);
+		while (rc == INJECT_OK && next < t->npieces && calls < INJECT_CHUNK) {
+			struct piece *pc = &t->pieces[next];
+			uint64_t args[6] = { 0 };
+			int64_t ret;
+			long nr;
+
+			if (pc->status != ST_PENDING) {
+				next++;
+				continue;
+			}
+			if (pc->whole_process) {
+				nr = SYS_prctl;
+				args[0] = PR_SET_MEMORY_MERGE;
+				args[1] = ctl->advice.value == MADV_MERGEABLE;
+			} else {
+				nr = SYS_madvise;
+				args[0] = pc->start;
+				args[1] = pc->end - pc->start;
+				args[2] = (uint64_t) ctl->advice.value;
+			}
+			rc = inject_syscall(inj, nr, args, &ret);
+			if (rc != INJECT_OK)
+				break;
+			calls++;
+			next++;
+			done_any = true;
+			book_injected(ctl, t, pc, ret);
+			if (stop_pending())
+				break;
+		}
+		if (inject_detach(inj) != INJECT_OK && rc == INJECT_OK)
+			rc = INJECT_FAILED;
+		hold_stop_signals(false);	/* a held SIGINT/SIGTERM sets stop_signal here */
+		if (rc != INJECT_OK || stop_signal)
+			break;
+	}
+
+	if (rc != INJECT_OK) {
+		report_inject_failure(ctl, t, inj, rc);
+		inject_free(inj);
+		if (!done_any) {
+			/* nothing was tried: the message says it all, no rows needed */
+			t->error = rc == INJECT_GONE ? ESRCH : EPERM;
+			t->npieces = 0;
+			return -1;
+		}
+		stop_target(t, rc == INJECT_GONE ? ESRCH : EIO);
+		return 0;
+	}
+	inject_free(inj);
+	if (stop_signal)
+		stop_target(t, ECANCELED);
+	return 0;
 }

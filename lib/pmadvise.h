@@ -147,6 +147,7 @@ struct piece {
 	uint64_t referenced_after;
 	uint64_t ksm;
 	bool has_ksm;
+	bool whole_process;			/* --inject prctl row: no addresses */
 };
 
 struct target {
@@ -206,6 +207,7 @@ struct pmadvise {
 	bool quiet;
 	bool summary;
 	bool unsupported;		/* the kernel refused the advice as such */
+	bool inject;			/* --inject: the target makes the call itself */
 	unsigned int needs;		/* NEED_* of the columns and --summary */
 
 	const char **pid_args;		/* --pid and --pidfd as given */
@@ -251,5 +253,7 @@ extern void report_target_error(struct pmadvise *ctl, struct target *t,
 				const struct advice *advice, int error);
 extern int advise_all(struct pmadvise *ctl, struct target *t);
 extern void warn_failed_rows(struct pmadvise *ctl, const struct target *t);
+extern bool inject_whole_process(const struct pmadvise *ctl);
+extern int inject_all(struct pmadvise *ctl, struct target *t);
 
 #endif
