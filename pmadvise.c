@@ -1629,6 +1629,7 @@ int main(int argc, char **argv)
 			measure_target(&ctl, t, true);
 		else if (!t->gone)
 			target_failures++;
+		explain_refusals(t);
 		warn_failed_rows(&ctl, t);
 	}
 	progress_clear(&ctl.progress);

@@ -378,6 +378,55 @@ int advise_all(struct pmadvise *ctl, struct target *t)
 	return 0;
 }
 
+/* What VmFlags says of a mapping the kernel refused (EINVAL); NULL if nothing. */
+static const char *refusal_reason(const struct piece *pc, unsigned int vmflags)
+{
+	if (vmflags & VMF_HUGETLB)
+		return "hugetlb memory: the kernel does not take this advice for it";
+	if (vmflags & (VMF_PFNMAP | VMF_IO))
+		return "device (PFN or I/O) memory: the kernel cannot advise it";
+	switch (pc->advice->value) {
+	case MADV_COLD:
+	case MADV_PAGEOUT:
+		/* the kernel leaves locked, PFN and hugetlb mappings off its LRU lists */
+		if (vmflags & VMF_LOCKED)
+			return "the mapping is locked in memory (mlock): the kernel leaves it alone";
+		break;
+	case MADV_COLLAPSE:
+		return "the kernel cannot collapse this mapping: huge pages need a 2 MiB-aligned "
+		       "stretch of anonymous, shmem or read-only file memory";
+	}
+	return NULL;
+}
+
+/*
+ * EINVAL alone does not say why: smaps' VmFlags does.  Read only when some
+ * row was refused, which is rare and worth the read.
+ */
+void explain_refusals(struct target *t)
+{
+	struct smaps_fields *fields = NULL;
+	size_t i, nfields = 0;
+	bool refused = false;
+
+	for (i = 0; i < t->npieces && !refused; i++)
+		refused = t->pieces[i].error == EINVAL && t->pieces[i].mapping;
+	if (!refused || read_smaps_fields(t->procfd, &fields, &nfields) != 0)
+		return;
+	for (i = 0; i < t->npieces; i++) {
+		struct piece *pc = &t->pieces[i];
+		const struct smaps_fields *f;
+		const char *why;
+
+		if (pc->error != EINVAL || !pc->mapping)
+			continue;
+		f = find_smaps_fields(fields, nfields, pc->mapping->start);
+		if (f && (why = refusal_reason(pc, f->vmflags)))
+			pc->reason = why;
+	}
+	free(fields);
+}
+
 void warn_failed_rows(struct pmadvise *ctl, const struct target *t)
 {
 	size_t i;

@@ -343,8 +343,30 @@ static int smaps_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* "rd wr mr mw me lo ac ..." (two letters each) */
+static unsigned int parse_vmflags(const char *text)
+{
+	static const struct { char name[3]; unsigned int flag; } known[] = {
+		{ "lo", VMF_LOCKED }, { "pf", VMF_PFNMAP }, { "io", VMF_IO }, { "ht", VMF_HUGETLB },
+	};
+	unsigned int flags = 0;
+	size_t i;
+
+	while (*text) {
+		while (*text == ' ')
+			text++;
+		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (text[0] == known[i].name[0] && text[1] == known[i].name[1]
+			    && (text[2] == ' ' || text[2] == '\n' || text[2] == '\0'))
+				flags |= known[i].flag;
+		while (*text && *text != ' ')
+			text++;
+	}
+	return flags;
+}
+
 /*
- * Referenced: and KSM: of every mapping.  Mapping headers are the lines
+ * Referenced:, KSM: and VmFlags: of every mapping.  Mapping headers are the lines
  * whose first word is START-END; field lines start with a capital letter.
  */
 int read_smaps_fields(int procfd, struct smaps_fields **result, size_t *count)
@@ -375,6 +397,8 @@ int read_smaps_fields(int procfd, struct smaps_fields **result, size_t *count)
 			else if (strncmp(line, "KSM:", 4) == 0) {
 				cur->ksm = strtoull(line + 4, NULL, 10) * 1024;
 				cur->has_ksm = true;
+			} else if (strncmp(line, "VmFlags:", 8) == 0) {
+				cur->vmflags = parse_vmflags(line + 8);
 			}
 			continue;
 		}

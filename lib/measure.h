@@ -74,6 +74,15 @@ struct smaps_fields {
 	uint64_t referenced;	/* bytes */
 	uint64_t ksm;		/* bytes */
 	bool has_ksm;
+	unsigned int vmflags;	/* VMF_*, from VmFlags: */
+};
+
+/* The VmFlags that explain why the kernel refuses advice for a mapping. */
+enum {
+	VMF_LOCKED	= 1 << 0,	/* lo: mlock()ed */
+	VMF_PFNMAP	= 1 << 1,	/* pf: pages without struct page (device memory) */
+	VMF_IO		= 1 << 2,	/* io: memory-mapped I/O */
+	VMF_HUGETLB	= 1 << 3	/* ht: hugetlbfs */
 };
 
 extern int read_smaps_fields(int procfd, struct smaps_fields **list, size_t *count);

@@ -252,6 +252,7 @@ extern void stop_target(struct target *t, int error);
 extern void report_target_error(struct pmadvise *ctl, struct target *t,
 				const struct advice *advice, int error);
 extern int advise_all(struct pmadvise *ctl, struct target *t);
+extern void explain_refusals(struct target *t);
 extern void warn_failed_rows(struct pmadvise *ctl, const struct target *t);
 extern bool inject_whole_process(const struct pmadvise *ctl);
 extern int inject_all(struct pmadvise *ctl, struct target *t);
