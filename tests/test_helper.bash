@@ -51,6 +51,140 @@ require_vma_names() {
 	stop_targets
 }
 
+# kernel_has FEATURE: true when the running kernel offers FEATURE.  Learnt by
+# trying it, once per suite run, not from the version number (distribution
+# kernels carry backports); the version in kernel_feature_text is only
+# what to tell the reader.  FEATUREs:
+#   remote-willneed        process_madvise() takes MADV_WILLNEED
+#   remote-collapse        process_madvise() takes MADV_COLLAPSE
+#   pagemap-scan           the PAGEMAP_SCAN ioctl on /proc/PID/pagemap
+#   ksm-stat               /proc/PID/ksm_stat
+#   ksm-stat-merge-any     ksm_merge_any and ksm_mergeable in /proc/PID/ksm_stat
+#   smaps-ksm              the KSM: field of /proc/PID/smaps
+#   memory-merge           prctl(PR_SET_MEMORY_MERGE) (needs root to try)
+#   memory-merge-exec      the PR_SET_MEMORY_MERGE flag survives execve()
+#   madvise-cap-sys-nice   process_madvise() needs CAP_SYS_NICE (newer rule;
+#                          before it, ptrace attach rights were enough)
+kernel_has() {
+	local cache="${BATS_RUN_TMPDIR:-${TMPDIR:-/tmp}}/pmadvise-kernel-has-$1" answer
+	if [[ ! -f $cache ]]; then
+		answer=0
+		_kernel_probe "$1" >/dev/null 2>&1 && answer=1
+		echo "$answer" >"$cache"
+	fi
+	[[ $(cat "$cache") == 1 ]]
+}
+
+# kernel_feature_text FEATURE: what FEATURE is, and since when mainline has it.
+kernel_feature_text() {
+	case $1 in
+	remote-willneed) echo "process_madvise(MADV_WILLNEED) (Linux 5.15)" ;;
+	remote-collapse) echo "process_madvise(MADV_COLLAPSE) (Linux 6.1)" ;;
+	pagemap-scan) echo "the PAGEMAP_SCAN ioctl (Linux 6.7)" ;;
+	ksm-stat) echo "/proc/PID/ksm_stat (Linux 6.1)" ;;
+	ksm-stat-merge-any) echo "ksm_merge_any in /proc/PID/ksm_stat (Linux 6.7)" ;;
+	smaps-ksm) echo "the KSM field of /proc/PID/smaps (Linux 6.10)" ;;
+	memory-merge) echo "prctl(PR_SET_MEMORY_MERGE) (Linux 6.4)" ;;
+	memory-merge-exec) echo "PR_SET_MEMORY_MERGE kept across execve (Linux 6.7)" ;;
+	madvise-cap-sys-nice) echo "the CAP_SYS_NICE rule of process_madvise (Linux 5.12)" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# require_kernel FEATURE...: skip the test, naming what is missing, unless
+# the running kernel has every FEATURE.
+require_kernel() {
+	local feature
+	for feature in "$@"; do
+		kernel_has "$feature" ||
+			skip "this kernel ($(uname -r)) lacks $(kernel_feature_text "$feature")"
+	done
+}
+
+_kernel_probe() {
+	local nobody=65534
+	case $1 in
+	smaps-ksm) grep -q '^KSM:' /proc/self/smaps ;;
+	ksm-stat) [[ -r /proc/self/ksm_stat ]] ;;
+	ksm-stat-merge-any) grep -q '^ksm_merge_any' /proc/self/ksm_stat ;;
+	madvise-cap-sys-nice)
+		# An unprivileged user, without capabilities, advising its own child:
+		# refused with EPERM under the CAP_SYS_NICE rule only.
+		[[ $EUID -eq 0 ]] || return 0
+		! setpriv --reuid=$nobody --regid=$nobody --clear-groups --inh-caps=-all \
+			python3 -c "$_KERNEL_PROBE_PY" madvise-own-child ;;
+	*) python3 -c "$_KERNEL_PROBE_PY" "$1" ;;
+	esac
+}
+
+# shellcheck disable=SC2016 # python, not shell
+_KERNEL_PROBE_PY='
+import ctypes, fcntl, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+NR_pidfd_open, NR_process_madvise = 434, 440
+PR_SET_MEMORY_MERGE, PR_GET_MEMORY_MERGE = 67, 68
+
+def probe_advice(pid, advice):
+    fd = libc.syscall(NR_pidfd_open, pid, 0)
+    if fd < 0:
+        return False
+    return libc.syscall(NR_process_madvise, fd, None, 0, advice, 0) == 0
+
+what = sys.argv[1]
+if what == "remote-willneed":
+    ok = probe_advice(os.getpid(), 3)
+elif what == "remote-collapse":
+    ok = probe_advice(os.getpid(), 25)
+elif what == "madvise-own-child":
+    child = os.fork()
+    if child == 0:
+        time.sleep(10)
+        os._exit(0)
+    ok = probe_advice(child, 20)
+    os.kill(child, 9)
+elif what == "pagemap-scan":
+    with open("/proc/self/pagemap", "rb") as f:
+        try:
+            fcntl.ioctl(f.fileno(), 0xc0606610, 0)
+            ok = True
+        except OSError as e:
+            ok = e.errno not in (25, 22)    # ENOTTY, EINVAL: no such ioctl
+elif what == "memory-merge":
+    ok = libc.prctl(PR_GET_MEMORY_MERGE, 0, 0, 0, 0) >= 0
+elif what == "memory-merge-exec":
+    if libc.prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0) != 0:
+        sys.exit(1)
+    os.execv(sys.executable, [sys.executable, "-c",
+        "import ctypes, sys; sys.exit(ctypes.CDLL(None).prctl(68, 0, 0, 0, 0) != 1)"])
+else:
+    sys.exit(2)
+sys.exit(0 if ok else 1)
+'
+
+# thp_not_always: make sure that the aligned= regions of the next targets
+# are not huge from their first touch: when
+# /sys/kernel/mm/transparent_hugepage/enabled is [always] (the default of
+# many distribution kernels), set it to madvise until stop_targets (call
+# before start_target).  Skips, saying why, when it cannot.
+THP_ENABLED=/sys/kernel/mm/transparent_hugepage/enabled
+THP_SAVED=
+thp_not_always() {
+	[[ -r $THP_ENABLED ]] || skip "kernel without transparent huge pages ($THP_ENABLED)"
+	grep -q '\[always\]' "$THP_ENABLED" || return 0
+	[[ -w $THP_ENABLED ]] || skip "THP is [always] here and changing $THP_ENABLED needs root"
+	THP_SAVED=always
+	echo madvise >"$THP_ENABLED"
+}
+
+# thp_restore: undo thp_not_always (stop_targets calls it).
+thp_restore() {
+	[[ -n $THP_SAVED ]] || return 0
+	echo "$THP_SAVED" >"$THP_ENABLED"
+	THP_SAVED=
+}
+
 # region_field LABEL N: field N of the latest target's line for LABEL.
 region_field() {
 	local value
@@ -81,6 +215,7 @@ stop_targets() {
 		wait "$pid" 2>/dev/null || true
 	done
 	TARGET_PIDS=()
+	thp_restore
 }
 
 # smaps_field PID START FIELD: the kB value of FIELD (Rss, Referenced,

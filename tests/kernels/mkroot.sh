@@ -10,7 +10,7 @@
 # bash, bats and the tools the tests call; kmod and e2fsprogs for the guest's
 # /init (modules, the scratch disk).  No valgrind: far too slow under TCG
 # (its tests skip, naming it).
-PACKAGES=(bash bats strace util-linux util-linux-extra libsmartcols1 python3-minimal
+PACKAGES=(bash bats strace util-linux util-linux-extra libsmartcols1 python3
 	jq procps kmod e2fsprogs mawk bash-completion)
 
 command -v debootstrap >/dev/null || die "debootstrap is not installed (apt-get install debootstrap)"
