@@ -399,6 +399,15 @@ enum {
 	MEASURED_SMAPS_AFTER	= 1 << 3
 };
 
+/* A piece's measurements; all zero where nothing was measured. */
+static const struct piece_measure *measure_of(const struct target *t, const struct piece *pc)
+{
+	static const struct piece_measure none;
+	size_t i = (size_t) (pc - t->pieces);
+
+	return i < t->nmeasures ? &t->measures[i] : &none;
+}
+
 static int span_cmp(const void *a, const void *b)
 {
 	const struct span *x = a, *y = b;
@@ -450,12 +459,13 @@ static void measure_pages(struct pmadvise *ctl, struct target *t, bool after)
 		warnx("PID %d: cannot measure residency: %s", (int) t->pid, strerror(-rc));
 		return;
 	}
-	for (i = 0; i < t->npieces; i++) {
+	for (i = 0; i < t->nmeasures; i++) {
 		struct piece *pc = &t->pieces[i];
+		struct piece_measure *pm = &t->measures[i];
 
 		if (!pc->mapping)
 			continue;
-		page_scan_sum(&t->scan, pc->start, pc->end, after ? &pc->after : &pc->before);
+		page_scan_sum(&t->scan, pc->start, pc->end, after ? &pm->after : &pm->before);
 		pc->measured |= after ? MEASURED_PAGES_AFTER : MEASURED_PAGES;
 	}
 }
@@ -472,8 +482,9 @@ static void measure_smaps(struct target *t, bool after)
 		      (int) t->pid, (int) t->pid, strerror(-rc));
 		return;
 	}
-	for (i = 0; i < t->npieces; i++) {
+	for (i = 0; i < t->nmeasures; i++) {
 		struct piece *pc = &t->pieces[i];
+		struct piece_measure *pm = &t->measures[i];
 		const struct smaps_fields *f;
 
 		/* smaps speaks of whole mappings only */
@@ -483,11 +494,11 @@ static void measure_smaps(struct target *t, bool after)
 		if (!f || f->end != pc->end)
 			continue;
 		if (after)
-			pc->referenced_after = f->referenced;
+			pm->referenced_after = f->referenced;
 		else
-			pc->referenced = f->referenced;
-		pc->ksm = f->ksm;
-		pc->has_ksm = f->has_ksm;
+			pm->referenced = f->referenced;
+		pm->ksm = f->ksm;
+		pm->has_ksm = f->has_ksm;
 		pc->measured |= after ? MEASURED_SMAPS_AFTER : MEASURED_SMAPS;
 	}
 	free(fields);
@@ -497,6 +508,11 @@ static void measure_target(struct pmadvise *ctl, struct target *t, bool after)
 {
 	if (after && (ctl->dry_run || !(ctl->needs & NEED_AFTER)))
 		return;
+	if (!t->measures && (ctl->needs & (NEED_PAGES | NEED_SMAPS)) && t->npieces) {
+		t->measures = xreallocarray(NULL, t->npieces, sizeof(*t->measures));
+		memset(t->measures, 0, t->npieces * sizeof(*t->measures));
+		t->nmeasures = t->npieces;
+	}
 	if (ctl->needs & NEED_PAGES)
 		measure_pages(ctl, t, after);
 	if (ctl->needs & NEED_SMAPS)
@@ -568,6 +584,7 @@ static char *cell_data(const struct pmadvise *ctl, const struct target *t,
 		       const struct piece *pc, int col)
 {
 	const struct maps_entry *m = pc->mapping;
+	const struct piece_measure *pm = measure_of(t, pc);
 
 	if (pc->whole_process)
 		return whole_process_cell(t, pc, col);
@@ -606,27 +623,27 @@ static char *cell_data(const struct pmadvise *ctl, const struct target *t,
 	case COL_REASON:
 		return pc->reason ? xstrdup(pc->reason) : NULL;
 	case COL_RSS:
-		return measured_size(ctl, pc, MEASURED_PAGES, pc->before.rss);
+		return measured_size(ctl, pc, MEASURED_PAGES, pm->before.rss);
 	case COL_RSS_AFTER:
-		return measured_size(ctl, pc, MEASURED_PAGES_AFTER, pc->after.rss);
+		return measured_size(ctl, pc, MEASURED_PAGES_AFTER, pm->after.rss);
 	case COL_RSS_DELTA:
-		return measured_delta(ctl, pc, pc->before.rss, pc->after.rss);
+		return measured_delta(ctl, pc, pm->before.rss, pm->after.rss);
 	case COL_SWAP:
-		return measured_size(ctl, pc, MEASURED_PAGES, pc->before.swap);
+		return measured_size(ctl, pc, MEASURED_PAGES, pm->before.swap);
 	case COL_SWAP_AFTER:
-		return measured_size(ctl, pc, MEASURED_PAGES_AFTER, pc->after.swap);
+		return measured_size(ctl, pc, MEASURED_PAGES_AFTER, pm->after.swap);
 	case COL_HUGE:
-		return measured_size(ctl, pc, MEASURED_PAGES, pc->before.huge);
+		return measured_size(ctl, pc, MEASURED_PAGES, pm->before.huge);
 	case COL_HUGE_AFTER:
-		return measured_size(ctl, pc, MEASURED_PAGES_AFTER, pc->after.huge);
+		return measured_size(ctl, pc, MEASURED_PAGES_AFTER, pm->after.huge);
 	case COL_REFERENCED:
-		return measured_size(ctl, pc, MEASURED_SMAPS, pc->referenced);
+		return measured_size(ctl, pc, MEASURED_SMAPS, pm->referenced);
 	case COL_REFERENCED_AFTER:
-		return measured_size(ctl, pc, MEASURED_SMAPS_AFTER, pc->referenced_after);
+		return measured_size(ctl, pc, MEASURED_SMAPS_AFTER, pm->referenced_after);
 	case COL_KSM:
-		if (!pc->has_ksm)
+		if (!pm->has_ksm)
 			return NULL;
-		return measured_size(ctl, pc, MEASURED_SMAPS | MEASURED_SMAPS_AFTER, pc->ksm);
+		return measured_size(ctl, pc, MEASURED_SMAPS | MEASURED_SMAPS_AFTER, pm->ksm);
 	}
 	return NULL;
 }
@@ -721,6 +738,7 @@ static void count_target(const struct target *t, struct totals *tt)
 
 	for (j = 0; j < t->npieces; j++) {
 		const struct piece *pc = &t->pieces[j];
+		const struct piece_measure *pm;
 
 		tt->rows++;
 		tt->advised += pc->advised;
@@ -744,10 +762,11 @@ static void count_target(const struct target *t, struct totals *tt)
 			tt->failed++;
 			break;
 		}
-		tt->before.rss += pc->before.rss;
-		tt->before.swap += pc->before.swap;
-		tt->after.rss += pc->after.rss;
-		tt->after.swap += pc->after.swap;
+		pm = measure_of(t, pc);
+		tt->before.rss += pm->before.rss;
+		tt->before.swap += pm->before.swap;
+		tt->after.rss += pm->after.rss;
+		tt->after.swap += pm->after.swap;
 	}
 }
 
@@ -1230,6 +1249,7 @@ static void free_run(void)
 		free(t->maps_text);
 		free(t->maps);
 		free(t->pieces);
+		free(t->measures);
 	}
 	free(ctl->targets);
 	free(ctl->ranges);

@@ -139,15 +139,23 @@ struct piece {
 	const char *reason;
 	const struct advice *advice;
 	size_t rule;				/* 1-based --rule, 0 without rules */
+	unsigned int measured;			/* MEASURED_* done for this row */
 	bool selected;				/* by --select/--exclude alone */
-	unsigned int measured;			/* NEED_* done for this row */
+	bool whole_process;			/* --inject prctl row: no addresses */
+};
+
+/*
+ * What was measured of a piece.  Kept out of struct piece (in
+ * target->measures, by piece index) and allocated only when a column or
+ * --summary asks for it: a row stays small on a process with many mappings.
+ */
+struct piece_measure {
 	struct residency before;
 	struct residency after;
 	uint64_t referenced;
 	uint64_t referenced_after;
 	uint64_t ksm;
 	bool has_ksm;
-	bool whole_process;			/* --inject prctl row: no addresses */
 };
 
 struct target {
@@ -160,6 +168,8 @@ struct target {
 	size_t nmaps;
 	struct piece *pieces;
 	size_t npieces;
+	struct piece_measure *measures;	/* one per piece, NULL when nothing is measured */
+	size_t nmeasures;
 	int error;			/* fatal for this target, 0 if none */
 	bool from_cgroup;		/* found by --cgroup, not named */
 	bool gone;			/* from a cgroup, and exited (or never had memory) */

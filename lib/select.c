@@ -35,8 +35,10 @@ static struct piece *new_piece(struct target *t, uint64_t start, uint64_t end,
 {
 	struct piece *pc;
 
-	if (t->npieces % 256 == 0)
-		t->pieces = xreallocarray(t->pieces, t->npieces + 256, sizeof(*t->pieces));
+	/* the array doubles from 256 rows: full at 256, 512, 1024 ... */
+	if (t->npieces == 0 || (t->npieces >= 256 && !(t->npieces & (t->npieces - 1))))
+		t->pieces = xreallocarray(t->pieces, t->npieces ? t->npieces * 2 : 256,
+					  sizeof(*t->pieces));
 	pc = &t->pieces[t->npieces++];
 	memset(pc, 0, sizeof(*pc));
 	pc->start = start;
