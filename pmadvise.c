@@ -1275,10 +1275,8 @@ static void free_run(void)
  * --inject (lib/inject.c, engine.c): KSM for a running process, made by the
  * process itself.  Wrong combinations are usage errors, before any syscall.
  */
-static void check_inject_usage(const struct pmadvise *ctl, bool ksm_status)
+static void check_inject_usage(const struct pmadvise *ctl)
 {
-	if (ksm_status)
-		errx(EXIT_FAILURE, "--inject does not go with --ksm-status");
 	if (ctl->nrules)
 		errx(EXIT_FAILURE, "--inject does not go with --rule: give mergeable or "
 		     "unmergeable as the ADVICE");
@@ -1502,6 +1500,8 @@ int main(int argc, char **argv)
 	if (ctl.summary)
 		ctl.needs |= NEED_PAGES | NEED_AFTER;
 
+	if (ksm_status && ctl.inject)
+		errx(EXIT_FAILURE, "--inject does not go with --ksm-status");
 	if (ksm_status) {
 		if (optind < nopts || command)
 			errx(EXIT_FAILURE, "--ksm-status takes no ADVICE or RANGE");
@@ -1527,7 +1527,7 @@ int main(int argc, char **argv)
 	if (ctl.recursive && !ctl.ncgroup_args)
 		errx(EXIT_FAILURE, "--recursive goes with --cgroup");
 	if (ctl.inject)
-		check_inject_usage(&ctl, ksm_status);
+		check_inject_usage(&ctl);
 	if (!has_targets(&ctl)) {
 		if (command) {
 			if (ctl.advice.value != MADV_MERGEABLE && ctl.advice.value != MADV_UNMERGEABLE)

@@ -419,7 +419,12 @@ static bool is_syscall_stop(int status)
 
 static enum inject_result ptrace_failed(struct inject *inj, const char *what)
 {
-	if (errno == ESRCH && thread_state(inj, inj->tid) == '?') {
+	int error = errno;
+	char state = thread_state(inj, inj->tid);
+
+	errno = error;
+	/* ESRCH is also "not stopped": only a dead thread means the process is gone */
+	if (error == ESRCH && (state == '?' || state == 'Z' || state == 'X')) {
 		inj->attached = false;
 		return fail(inj, INJECT_GONE, "process has exited");
 	}
