@@ -15,8 +15,9 @@ set -euo pipefail
 KERNELS_CACHE=${PMADVISE_KERNELS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pmadvise-kernels}
 KERNELS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-# The kernel series the matrix boots, and the Debian suite each comes from.
-declare -A KERNEL_SUITE=([5.10]=bullseye [6.1]=bookworm [6.12]=bookworm-backports)
+# The kernel series the matrix boots, and the Debian release that ships
+# each (6.12: in bookworm-backports, and lately in bookworm-security too).
+declare -A KERNEL_DEBIAN=([5.10]="Debian 11" [6.1]="Debian 12" [6.12]="Debian 12")
 KERNEL_SERIES=(5.10 6.1 6.12)
 # The guest root: the same release as the build machine's, so that the
 # pmadvise built here runs there.

@@ -5,12 +5,13 @@
 # SERIES (5.10, 6.1, 6.12: see KERNEL_SERIES in common.sh) for amd64, unpack
 # it under $KERNELS_CACHE/kernels/SERIES, index its modules (depmod), and
 # print that directory.  It holds vmlinuz, lib/modules/RELEASE and a file
-# "release" with RELEASE and the package version.  A package already
+# "release" with RELEASE, the package version and the suite it came from
+# (the newest version of the series in any of the suites of common.sh).  A package already
 # downloaded and unpacked is reused.
 . "$(dirname "$0")/common.sh"
 
 series=${1:?usage: fetch-kernel.sh SERIES}
-[[ -n ${KERNEL_SUITE[$series]:-} ]] || die "unknown kernel series '$series' (known: ${KERNEL_SERIES[*]})"
+[[ -n ${KERNEL_DEBIAN[$series]:-} ]] || die "unknown kernel series '$series' (known: ${KERNEL_SERIES[*]})"
 kapt_setup
 kapt_update
 
@@ -22,9 +23,10 @@ pkg=$(kapt apt-cache pkgnames linux-image- | grep -E "$re" | sort -V | tail -1) 
 [[ -n $pkg ]] || die "no linux-image package of $series in the package lists"
 version=$(kapt apt-cache show --no-all-versions "$pkg" | awk '$1 == "Version:" { print $2; exit }')
 release=${pkg#linux-image-}
+suite=$(kapt apt-cache madison "$pkg" | awk -F ' *[|] *' -v v="$version" '$2 == v { split($3, a, " "); split(a[2], b, "/"); print b[1]; exit }')
 
 out=$KERNELS_CACHE/kernels/$series
-if [[ -f $out/release && $(cat "$out/release") == "$release $version" ]]; then
+if [[ -f $out/release && $(cat "$out/release") == "$release $version ${suite:-?}" ]]; then
 	echo "$out"
 	exit 0
 fi
@@ -50,7 +52,7 @@ mv "$out.tmp/pkg/lib/modules/$release" "$out.tmp/lib/modules/"
 [[ -f $out.tmp/pkg/boot/config-$release ]] && mv "$out.tmp/pkg/boot/config-$release" "$out.tmp/config"
 rm -rf "$out.tmp/pkg"
 depmod -b "$out.tmp" "$release"
-echo "$release $version" >"$out.tmp/release"
+echo "$release $version ${suite:-?}" >"$out.tmp/release"
 rm -rf "$out"
 mv "$out.tmp" "$out"
 echo "$out"

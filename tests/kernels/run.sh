@@ -87,7 +87,8 @@ stage_payload() {
 		-cf - tests bash-completion man README.md $(cd "$SRCDIR" && ls pmadvise.1 Makefile.am configure.ac 2>/dev/null) |
 		(mkdir -p "$stage/pmadvise/src" && tar -C "$stage/pmadvise/src" -xf -)
 	cp "$PMADVISE" "$stage/pmadvise/build/pmadvise"
-	cp "$HELPERS/maptarget" "$stage/pmadvise/build/tests/helpers/"
+	# every helper program that is built (maptarget and the others)
+	find "$HELPERS" -maxdepth 1 -type f -perm -u+x -exec cp {} "$stage/pmadvise/build/tests/helpers/" \;
 	printf 'BATS_FILES="%s"\n' "$BATS_FILES" >"$stage/pmadvise/env"
 	# the scratch disk: virtio PCI, virtio block, ext4, and what they need
 	mkdir -p "$stage/usr/lib/modules/$release"
@@ -125,6 +126,7 @@ run_guest() {
 		-serial "file:$RESULTS/$series/console.log" \
 		-serial "file:$work/serial.log" </dev/null || rc=$?
 	[[ $rc -ne 124 ]] || log "$series: no power-off after $TIMEOUT s: stopped"
+	cp "$kdir/release" "$RESULTS/$series/package"
 	release=$(split_serial "$work/serial.log" "$RESULTS/$series")
 	finish_leg "$series" "${release:-?}" "$start"
 	rm -f "$work/scratch.img" "$work/initrd.cpio"
@@ -163,7 +165,7 @@ mkdir -p "$RESULTS"
 for leg in "${LEGS[@]}"; do
 	case $leg in
 	native) run_native ;;
-	*) [[ -n ${KERNEL_SUITE[$leg]:-} ]] || die "unknown leg '$leg' (legs: ${KERNEL_SERIES[*]} native)"
+	*) [[ -n ${KERNEL_DEBIAN[$leg]:-} ]] || die "unknown leg '$leg' (legs: ${KERNEL_SERIES[*]} native)"
 		run_guest "$leg" ;;
 	esac
 done
