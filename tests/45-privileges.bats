@@ -37,6 +37,8 @@ setup() {
 }
 
 @test "the same without CAP_SYS_NICE: EPERM message naming CAP_SYS_NICE, exit 1, nothing advised" {
+	# before this rule, ptrace attach rights were enough (Debian's 5.10 has it backported)
+	require_kernel madvise-cap-sys-nice
 	run count_madvise_calls setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups \
 		--inh-caps=-all "$NOBODY_DIR/pmadvise" -p "$TARGET_PID" pageout \
 		"$(region_start anon)-$(region_end anon)"
