@@ -1246,8 +1246,7 @@ static void free_run(void)
 
 		if (t->scan_open)
 			page_scan_close(&t->scan);
-		free(t->maps_text);
-		free(t->maps);
+		free_target_maps(t);
 		free(t->pieces);
 		free(t->measures);
 	}

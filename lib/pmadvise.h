@@ -163,7 +163,7 @@ struct target {
 	int pidfd;
 	int procfd;			/* /proc/PID, pinned by the pidfd check */
 	char comm[64];
-	char *maps_text;		/* maps entries point into this */
+	char *maps_paths;		/* the maps entries' paths (see read_target_maps) */
 	struct maps_entry *maps;
 	size_t nmaps;
 	struct piece *pieces;
@@ -252,6 +252,7 @@ extern int open_target(struct target *t);
 extern bool has_targets(const struct pmadvise *ctl);
 extern void add_targets(struct pmadvise *ctl);
 extern int read_target_maps(struct target *t);
+extern void free_target_maps(struct target *t);
 
 /* select.c */
 extern void select_pieces(struct pmadvise *ctl, struct target *t);

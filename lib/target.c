@@ -305,28 +305,116 @@ void add_targets(struct pmadvise *ctl)
 		add_cgroup(ctl, ctl->cgroup_args[i]);
 }
 
+/*
+ * The entries keep only their paths, in blocks that never move (each block
+ * starts with a pointer to the one before): on a process with many
+ * mappings the text of /proc/PID/maps is as large as the entries, while
+ * most mappings have no path and neighbours share theirs.
+ */
+#define PATH_BLOCK_SIZE		16384
+#define MAPS_READ_SIZE		65536
+
+struct path_pool {
+	size_t used;
+	size_t size;
+};
+
+static const char *keep_path(struct target *t, struct path_pool *pool, const char *path)
+{
+	const struct maps_entry *last = t->nmaps ? &t->maps[t->nmaps - 1] : NULL;
+	size_t len = strlen(path) + 1;
+	char *copy;
+
+	if (len == 1)
+		return "";
+	if (last && strcmp(last->path, path) == 0)
+		return last->path;
+	if (pool->used + len > pool->size) {
+		size_t size = sizeof(char *) + len > PATH_BLOCK_SIZE ? sizeof(char *) + len
+								    : PATH_BLOCK_SIZE;
+		char *block = xmalloc(size);
+
+		memcpy(block, &t->maps_paths, sizeof(char *));
+		t->maps_paths = block;
+		pool->used = sizeof(char *);
+		pool->size = size;
+	}
+	copy = t->maps_paths + pool->used;
+	memcpy(copy, path, len);
+	pool->used += len;
+	return copy;
+}
+
+static void add_maps_line(struct target *t, struct path_pool *pool, size_t *alloc, char *line)
+{
+	struct maps_entry entry;
+	const char *why = NULL;
+
+	if (parse_maps_line(line, &entry, &why) != 0)
+		errx(EXIT_FAILURE, "PID %d: cannot parse /proc/%d/maps: %s: '%s'",
+		     (int) t->pid, (int) t->pid, why, line);
+	entry.path = keep_path(t, pool, entry.path);
+	if (t->nmaps == *alloc) {
+		*alloc = *alloc ? *alloc * 2 : 256;
+		t->maps = xreallocarray(t->maps, *alloc, sizeof(*t->maps));
+	}
+	t->maps[t->nmaps++] = entry;
+}
+
+/* Reads /proc/PID/maps in large blocks, parsing each whole line as it comes. */
 int read_target_maps(struct target *t)
 {
-	size_t alloc = 0;
-	char *line, *next;
+	struct path_pool pool = { 0, 0 };
+	size_t size = MAPS_READ_SIZE, have = 0, alloc = 0;
+	int fd, error = 0;
+	char *buf;
 
-	t->maps_text = read_proc_file(t->procfd, "maps", NULL);
-	if (!t->maps_text)
+	fd = openat(t->procfd, "maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
-	for (line = t->maps_text; *line; line = next) {
-		const char *why = NULL;
+	buf = xmalloc(size);
+	for (;;) {
+		ssize_t n = read(fd, buf + have, size - have - 1);
+		char *line, *eol;
 
-		next = line + strcspn(line, "\n");
-		if (*next)
-			*next++ = '\0';
-		if (t->nmaps == alloc) {
-			alloc = alloc ? alloc * 2 : 256;
-			t->maps = xreallocarray(t->maps, alloc, sizeof(*t->maps));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			error = errno;
+		if (n <= 0)
+			break;
+		have += (size_t) n;
+		for (line = buf; (eol = memchr(line, '\n', have - (size_t) (line - buf))); line = eol + 1) {
+			*eol = '\0';
+			add_maps_line(t, &pool, &alloc, line);
 		}
-		if (parse_maps_line(line, &t->maps[t->nmaps], &why) != 0)
-			errx(EXIT_FAILURE, "PID %d: cannot parse /proc/%d/maps: %s: '%s'",
-			     (int) t->pid, (int) t->pid, why, line);
-		t->nmaps++;
+		have -= (size_t) (line - buf);
+		memmove(buf, line, have);
+		/* a line longer than the buffer (a path can be PATH_MAX long) */
+		if (size - have - 1 < 4096) {
+			size *= 2;
+			buf = xreallocarray(buf, size, 1);
+		}
 	}
-	return 0;
+	if (!error && have) {
+		/* the last line, without its newline */
+		buf[have] = '\0';
+		add_maps_line(t, &pool, &alloc, buf);
+	}
+	free(buf);
+	close(fd);
+	return -error;
+}
+
+void free_target_maps(struct target *t)
+{
+	while (t->maps_paths) {
+		char *block = t->maps_paths;
+
+		memcpy(&t->maps_paths, block, sizeof(char *));
+		free(block);
+	}
+	free(t->maps);
+	t->maps = NULL;
+	t->nmaps = 0;
 }
