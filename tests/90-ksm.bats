@@ -109,8 +109,15 @@ launch_same_target() {
 	start_target_cmd "$PMADVISE" mergeable -- "$HELPERS/maptarget" same=64M
 }
 
+# require_launcher: skip unless the launcher can give a command KSM here: the
+# prctl, its flag kept across exec, and ksm_stat that shows the flag.
+require_launcher() {
+	require_kernel memory-merge memory-merge-exec ksm-stat-merge-any
+}
+
 @test "two copies started under 'pmadvise mergeable --' merge their identical pages" {
 	local a b launched
+	require_launcher
 	ksm_start
 	launch_same_target
 	a=$TARGET_PID
@@ -139,6 +146,7 @@ launch_same_target() {
 
 @test "the same helpers started without the launcher merge nothing while KSM runs" {
 	local launched plain1 plain2 pid
+	require_launcher
 	ksm_start
 	# a launched copy keeps ksmd scanning, with the very page contents the
 	# plain ones hold: they would merge with it if KSM looked at them
@@ -165,6 +173,8 @@ launch_same_target() {
 
 @test "the KSM column shows the merged bytes of a whole-mapping row" {
 	local a b a_start b_start
+	require_launcher
+	require_kernel smaps-ksm
 	ksm_start
 	launch_same_target
 	a=$TARGET_PID
@@ -188,6 +198,7 @@ launch_same_target() {
 }
 
 @test "unmergeable -- clears the flag that a merge-enabled parent passed on; mergeable -- sets it" {
+	require_launcher
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	run --separate-stderr "$PMADVISE" mergeable -- sh -c '
 		grep "^ksm_merge_any" /proc/self/ksm_stat
@@ -226,12 +237,15 @@ launch_same_target() {
 			grep -qF "'pmadvise $advice -- COMMAND'" "$BATS_TEST_TMPDIR/cmd.out"
 		done
 	done
-	[ "$(ksm_stat "$TARGET_PID" ksm_merge_any)" = no ]
-	[ "$(ksm_stat "$TARGET_PID" ksm_mergeable)" = no ]
+	if kernel_has ksm-stat-merge-any; then
+		[ "$(ksm_stat "$TARGET_PID" ksm_merge_any)" = no ]
+		[ "$(ksm_stat "$TARGET_PID" ksm_mergeable)" = no ]
+	fi
 }
 
 @test "launcher: the exit status is the command's" {
 	local advice
+	require_kernel memory-merge
 	for advice in mergeable unmergeable; do
 		run --separate-stderr "$PMADVISE" "$advice" -- sh -c 'exit 7'
 		[ "$status" -eq 7 ]
@@ -242,6 +256,7 @@ launch_same_target() {
 
 @test "launcher: the command replaces pmadvise in the same process" {
 	local pid out="$BATS_TEST_TMPDIR/pid.out"
+	require_kernel memory-merge
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	"$PMADVISE" mergeable -- sh -c 'echo $$' >"$out" 2>/dev/null &
 	pid=$!
@@ -253,6 +268,7 @@ launch_same_target() {
 }
 
 @test "launcher: arguments are passed through untouched" {
+	require_kernel memory-merge
 	run --separate-stderr "$PMADVISE" mergeable -- printf '%s|' a 'b c'
 	[ "$status" -eq 0 ]
 	[ "$output" = "a|b c|" ]
@@ -264,6 +280,7 @@ launch_same_target() {
 
 @test "launcher: the environment is passed through untouched" {
 	local nl=$'x\ny'
+	require_kernel memory-merge
 	run --separate-stderr env -i "PATH=$PATH" "FOO=a b" "EMPTY=" "NL=$nl" \
 		"$PMADVISE" mergeable -- env
 	[ "$status" -eq 0 ]
@@ -274,6 +291,7 @@ NL=$nl" ]
 }
 
 @test "launcher: a command that is not found exits 127" {
+	require_kernel memory-merge
 	run -127 --separate-stderr "$PMADVISE" mergeable -- pmadvise-no-such-command arg
 	[ "$status" -eq 127 ]
 	[ -z "$output" ]
@@ -286,6 +304,7 @@ NL=$nl" ]
 
 @test "launcher: a command that cannot be executed exits 126" {
 	local file="$BATS_TEST_TMPDIR/not-executable"
+	require_kernel memory-merge
 	printf '#!/bin/sh\nexit 0\n' >"$file"
 	chmod 644 "$file"
 	run --separate-stderr "$PMADVISE" mergeable -- "$file"
@@ -298,6 +317,7 @@ NL=$nl" ]
 }
 
 @test "launcher: warns once when KSM is not running, and not when it is; never changes it" {
+	require_kernel memory-merge
 	require_ksm_control
 	ksm_set run 0
 	run --separate-stderr "$PMADVISE" mergeable -- printf ok
@@ -317,6 +337,24 @@ NL=$nl" ]
 	[ "$(cat "$KSM/run")" = 1 ]
 }
 
+@test "launcher where the kernel has no PR_SET_MEMORY_MERGE: exit 2, the version named, the command not run" {
+	local advice ran="$BATS_TEST_TMPDIR/ran"
+	for advice in mergeable unmergeable; do
+		run --separate-stderr "$PMADVISE" "$advice" -- touch "$ran"
+		if kernel_has memory-merge; then
+			[ "$status" -eq 0 ]
+			[ -e "$ran" ]
+			rm -f "$ran"
+			continue
+		fi
+		echo "$stderr"
+		[ "$status" -eq 2 ]
+		[ -z "$output" ]
+		[ "$stderr" = "pmadvise: this kernel has no PR_SET_MEMORY_MERGE: launcher mode needs Linux 6.4 or later with CONFIG_KSM" ]
+		[ ! -e "$ran" ]
+	done
+}
+
 @test "launcher: usage errors" {
 	run --separate-stderr "$PMADVISE" mergeable --
 	[ "$status" -eq 1 ]
@@ -332,6 +370,7 @@ NL=$nl" ]
 @test "--ksm-status prints each target's /proc/PID/ksm_stat" {
 	local plain launched key col row pid
 	local -a fields
+	require_launcher
 	require_ksm_control
 	# KSM stopped: nothing changes between pmadvise's reading and ours
 	ksm_set run 0
@@ -371,6 +410,7 @@ NL=$nl" ]
 	grep -qF "pmadvise: PID $gone: no such process" <<<"$stderr"
 
 	# with a live one as well: its row, and exit 64
+	require_kernel ksm-stat
 	start_target same=4K
 	live=$TARGET_PID
 	run --separate-stderr "$PMADVISE" --ksm-status -r -n -p "$live,$gone"

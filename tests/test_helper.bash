@@ -82,8 +82,8 @@ kernel_feature_text() {
 	remote-collapse) echo "process_madvise(MADV_COLLAPSE) (Linux 6.1)" ;;
 	pagemap-scan) echo "the PAGEMAP_SCAN ioctl (Linux 6.7)" ;;
 	ksm-stat) echo "/proc/PID/ksm_stat (Linux 6.1)" ;;
-	ksm-stat-merge-any) echo "ksm_merge_any in /proc/PID/ksm_stat (Linux 6.7)" ;;
-	smaps-ksm) echo "the KSM field of /proc/PID/smaps (Linux 6.10)" ;;
+	ksm-stat-merge-any) echo "ksm_merge_any in /proc/PID/ksm_stat" ;;
+	smaps-ksm) echo "the KSM field of /proc/PID/smaps" ;;
 	memory-merge) echo "prctl(PR_SET_MEMORY_MERGE) (Linux 6.4)" ;;
 	memory-merge-exec) echo "PR_SET_MEMORY_MERGE kept across execve (Linux 6.7)" ;;
 	madvise-cap-sys-nice) echo "the CAP_SYS_NICE rule of process_madvise (Linux 5.12)" ;;
