@@ -346,3 +346,39 @@ sleep_starts() {
 	complete_line "pmadvise --rule=anon,p"
 	replies_are anon,private anon,path= anon,perms=
 }
+
+@test "--cgroup completes directories, the cgroup hierarchies first" {
+	[[ -d /sys/fs/cgroup ]] || skip "no /sys/fs/cgroup"
+	local -a dirs
+	mapfile -t dirs < <(compgen -d -- /sys/fs/cgroup/)
+	[ "${#dirs[@]}" -gt 0 ] || skip "nothing under /sys/fs/cgroup"
+	complete_line "pmadvise --cgroup "
+	replies_are "${dirs[@]}"
+	complete_line "pmadvise -c "
+	replies_are "${dirs[@]}"
+	complete_line "pmadvise --cgroup=/sys/fs/cgroup/"
+	replies_include "${dirs[0]}"
+
+	# directories only, and what is typed is kept
+	mkdir -p "$BATS_TEST_TMPDIR/cg/child"
+	: >"$BATS_TEST_TMPDIR/cg/file"
+	complete_line "pmadvise -c $BATS_TEST_TMPDIR/cg/"
+	replies_are "$BATS_TEST_TMPDIR/cg/child"
+}
+
+@test "--timeout takes a value, offers none, and the advice follows" {
+	complete_line "pmadvise --timeout "
+	replies_are
+	complete_line "pmadvise --timeout 10 --cgroup /sys/fs/cgroup -p $SLEEP_PID "
+	replies_include cold pageout
+	complete_line "pmadvise -c /sys/fs/cgroup --recursive --pro"
+	replies_are --progress
+	complete_line "pmadvise --no-p"
+	replies_are --no-progress
+}
+
+@test "-- after --cgroup ends the options: no launcher completion" {
+	complete_line "pmadvise -c /sys/fs/cgroup cold -- "
+	# no command names: with a target, what follows -- is RANGEs
+	replies_are
+}
