@@ -820,6 +820,9 @@ static void count_target(const struct target *t, struct totals *tt)
 			tt->failed++;
 			break;
 		}
+		/* an exited process was not measured after: keep it out of RSS and swap */
+		if (t->error == ESRCH)
+			continue;
 		pm = measure_of(t, pc);
 		tt->before.rss += pm->before.rss;
 		tt->before.swap += pm->before.swap;
@@ -896,14 +899,16 @@ static void print_summary(const struct pmadvise *ctl)
 	fflush(stdout);		/* after the table, not inside it */
 	for (i = 0; summary_per_target(ctl) && i < ctl->ntargets; i++) {
 		const struct target *t = &ctl->targets[i];
-		char *label = xasprintf("PID %d (%s)%s", (int) t->pid, t->comm,
-					t->gone && t->npieces ? ", exited" : "");
+		/* one that exited before it was opened has no known name */
+		char *label = t->comm[0] ? xasprintf("PID %d (%s)%s", (int) t->pid, t->comm,
+						     t->gone && t->npieces ? ", exited" : "")
+					 : xasprintf("PID %d", (int) t->pid);
 
 		if (no_rows_reason(t)) {
 			fprintf(stderr, "%s: %s\n", label, no_rows_reason(t));
 		} else {
 			memset(&tt, 0, sizeof(tt));
-			tt.measured = ctl->needs & NEED_PAGES;
+			tt.measured = (ctl->needs & NEED_PAGES) && t->error != ESRCH;
 			count_target(t, &tt);
 			print_totals_line(ctl, label, &tt);
 		}
@@ -973,7 +978,7 @@ static char *summary_json(const struct pmadvise *ctl)
 			char *comm = json_escape(t->comm);
 
 			memset(&tt, 0, sizeof(tt));
-			tt.measured = ctl->needs & NEED_PAGES;
+			tt.measured = (ctl->needs & NEED_PAGES) && t->error != ESRCH;
 			count_target(t, &tt);
 			members = totals_json(ctl, &tt);
 			fprintf(out, "%s{\"pid\": %d, \"comm\": \"%s\", \"exited\": %s, ",
@@ -1702,10 +1707,13 @@ int main(int argc, char **argv)
 					t->pieces[j].status = ST_DRY_RUN;
 			continue;
 		}
-		if ((ctl.inject ? inject_all(&ctl, t) : advise_all(&ctl, t)) == 0)
-			measure_target(&ctl, t, true);
-		else if (!t->gone)
+		/* a process that has exited has nothing left to measure */
+		if ((ctl.inject ? inject_all(&ctl, t) : advise_all(&ctl, t)) == 0) {
+			if (t->error != ESRCH)
+				measure_target(&ctl, t, true);
+		} else if (!t->gone) {
 			target_failures++;
+		}
 		explain_refusals(t);
 		warn_failed_rows(&ctl, t);
 	}

@@ -475,7 +475,7 @@ long_run_stopped_by() {
 	start_in_cgroup "$CGROUP" many=$MANY
 	long=$TARGET_PID
 	start_in_cgroup "$CGROUP" file=8K file=8K
-	start_long_run "$out" "$err" -c "$CGROUP" -r -b -o PID,STATUS,ADVISED,REASON --summary \
+	start_long_run "$out" "$err" -c "$CGROUP" -r -n -b -o PID,STATUS,ADVISED,REASON --summary \
 		cold -s "$DATA" -s anon,max-size=4K
 	wait_for_calls 10
 	kill -KILL "$long"
@@ -485,7 +485,8 @@ long_run_stopped_by() {
 	[ "$status" -eq 0 ]
 	# no warning for it: leaving its cgroup is what a process may do
 	[ "$(grep -c "PID $long" "$err")" -eq 1 ]
-	grep "^PID $long (maptarget), exited: " "$err"
+	# its memory went with it: no RSS "after" to compare, in its line or the total
+	grep -x "PID $long (maptarget), exited: [0-9]* rows: .*; advised [0-9]*" "$err"
 	# its rows: the advised ones ok, then the rest not-run, saying why
 	awk -v p="$long" '$1 == p { print $2 }' "$out" | uniq >"$BATS_TEST_TMPDIR/statuses"
 	[ "$(tr '\n' ' ' <"$BATS_TEST_TMPDIR/statuses")" = "ok not-run " ]
@@ -511,7 +512,8 @@ long_run_stopped_by() {
 	finish_long_run
 	cat "$err"
 	[ "$status" -eq 64 ]
-	grep "PID $long.*exited" "$err"
+	[ "$(grep -c "PID $long" "$err")" -eq 1 ]
+	grep -x "pmadvise: PID $long: process has exited" "$err"
 	jq -e --argjson p "$long" '[.pmadvise[] | select(.pid == $p) | .status] | unique
 		== ["not-run", "ok"]' "$out"
 	jq -e --argjson p "$long" '[.pmadvise[] | select(.pid == $p and .status == "not-run")]
@@ -520,6 +522,11 @@ long_run_stopped_by() {
 		== ["ok"]' "$out"
 	check_json_summary_matches_rows "$out" 2
 	jq -e '.summary.targets | all(.exited == false)' "$out"
+	# the exited one has no residency, the other one has
+	jq -e --argjson p "$long" '.summary.targets | map(select(.pid == $p))[0] | has("rss") | not' "$out"
+	jq -e --argjson p "$other" '.summary.targets | map(select(.pid == $p))[0] | has("rss-after")' "$out"
+	jq -e --argjson p "$other" '.summary as $s | $s.targets | map(select(.pid == $p))[0].rss
+		== $s.rss' "$out"
 }
 
 @test "a cgroup's process that exits before it is opened: a summary line says so, exit 0" {
@@ -534,7 +541,7 @@ long_run_stopped_by() {
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 		command strace -f -qq -o "$trace" -e trace=openat,pidfd_open \
 		-e inject=pidfd_open:delay_enter=1000000 \
-		"$PMADVISE" -c "$CGROUP" -r -b -o PID,STATUS,ADVISED --summary cold -s "$DATA" \
+		"$PMADVISE" -c "$CGROUP" -r -n -b -o PID,STATUS,ADVISED --summary cold -s "$DATA" \
 		>"$out" 2>"$err" 3>&- &
 	STRACE_PID=$!
 	for ((i = 0; i < 200; i++)); do
