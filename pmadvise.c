@@ -1063,7 +1063,7 @@ static char *ksm_stat_value(const char *text, const char *key)
 static int print_ksm_status(struct pmadvise *ctl)
 {
 	struct libscols_table *tb = new_table(ctl, "ksm");
-	size_t i, j, failures = 0;
+	size_t i, j, failures = 0, no_ksm_stat = 0;
 	struct libscols_column *cl;
 
 	if (!(cl = scols_table_new_column(tb, "PID", 5, SCOLS_FL_RIGHT)))
@@ -1089,10 +1089,11 @@ static int print_ksm_status(struct pmadvise *ctl)
 		}
 		text = read_proc_file(t->procfd, "ksm_stat", NULL);
 		if (!text) {
-			if (errno == ENOENT)
+			if (errno == ENOENT) {
 				warnx("PID %d: this kernel has no /proc/PID/ksm_stat (Linux 6.1 or later)",
 				      (int) t->pid);
-			else
+				no_ksm_stat++;
+			} else
 				warn("PID %d: cannot read /proc/%d/ksm_stat", (int) t->pid, (int) t->pid);
 			failures++;
 			continue;
@@ -1115,7 +1116,10 @@ static int print_ksm_status(struct pmadvise *ctl)
 	scols_unref_table(tb);
 	if (failures == 0)
 		return EXIT_SUCCESS;
-	return failures == ctl->ntargets ? EXIT_FAILURE : EXIT_SOME_FAILED;
+	if (failures < ctl->ntargets)
+		return EXIT_SOME_FAILED;
+	/* a kernel without ksm_stat: not supported here, as for advice */
+	return no_ksm_stat == ctl->ntargets ? EXIT_NOT_SUPPORTED : EXIT_FAILURE;
 }
 
 /*
