@@ -96,15 +96,19 @@ rows_with() {
 	[ "$(smaps_field "$TARGET_PID" "$a2" Referenced)" -eq 0 ]
 }
 
-@test "REASON says why the kernel refused: a locked mapping, a mapping too small to collapse" {
-	start_target anon=1M locked=1M
+@test "REASON says why the kernel refused: a locked mapping" {
+	start_target locked=1M
 	run --separate-stderr "$PMADVISE" -p "$TARGET_PID" -J -o START,STATUS,REASON cold \
 		"$(region_start locked)-$(region_end locked)"
 	echo "$output $stderr"
 	[ "$status" -eq 1 ]
 	[[ "$(jq -r '.pmadvise[0].reason' <<<"$output")" == *"locked in memory (mlock)"* ]]
 	[[ "$stderr" == *"cold failed: the mapping is locked in memory (mlock)"* ]]
+}
 
+@test "REASON says why the kernel refused: a mapping too small to collapse" {
+	require_kernel remote-collapse
+	start_target anon=1M
 	run --separate-stderr "$PMADVISE" -p "$TARGET_PID" -J -o START,STATUS,REASON collapse \
 		"$(region_start anon)-$(region_end anon)"
 	echo "$output $stderr"
