@@ -420,6 +420,19 @@ NL=$nl" ]
 	grep -qF "PID $gone: no such process" <<<"$stderr"
 }
 
+@test "--ksm-status where the kernel has no /proc/PID/ksm_stat: exit 2 and a message naming 6.1" {
+	start_target same=4K
+	run --separate-stderr "$PMADVISE" --ksm-status -p "$TARGET_PID"
+	echo "$output$stderr"
+	if kernel_has ksm-stat; then
+		[ "$status" -eq 0 ]
+		return 0
+	fi
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[ "$stderr" = "pmadvise: PID $TARGET_PID: this kernel has no /proc/PID/ksm_stat (Linux 6.1 or later)" ]
+}
+
 @test "--ksm-status needs a target and takes no advice" {
 	run --separate-stderr "$PMADVISE" --ksm-status
 	[ "$status" -eq 1 ]
