@@ -556,16 +556,7 @@ static const char *hex_text(uint64_t value, char *buf)
 
 static const char *decimal_text(uint64_t value, char *buf)
 {
-	char reversed[20];
-	size_t n = 0, i;
-
-	do {
-		reversed[n++] = (char) ('0' + value % 10);
-		value /= 10;
-	} while (value);
-	for (i = 0; i < n; i++)
-		buf[i] = reversed[n - 1 - i];
-	buf[n] = '\0';
+	format_decimal(value, buf);
 	return buf;
 }
 

@@ -14,15 +14,17 @@
 
 #include "parse.h"
 
-static int hex_digit(int c)
+/* One more than the value of each hex digit, 0 for other bytes (a maps line has ~30 digits). */
+static const unsigned char hex_digits[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
+	['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+static int hex_digit(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	return hex_digits[(unsigned char) c] - 1;
 }
 
 /*
@@ -31,7 +33,7 @@ static int hex_digit(int c)
  */
 static int scan_hex(const char **p, uint64_t *result, const char **why)
 {
-	const char *s = *p;
+	const char *s = *p, *first;
 	uint64_t value = 0;
 	int digit;
 
@@ -39,12 +41,14 @@ static int scan_hex(const char **p, uint64_t *result, const char **why)
 		*why = "expected a hexadecimal number";
 		return -EINVAL;
 	}
-	for (; (digit = hex_digit(*s)) >= 0; s++) {
-		if (value >> 60) {
-			*why = "number is too large";
-			return -ERANGE;
-		}
+	while (*s == '0')
+		s++;
+	/* 16 significant digits fit: the test is made once, after the loop */
+	for (first = s; (digit = hex_digit(*s)) >= 0; s++)
 		value = (value << 4) | (uint64_t) digit;
+	if (s - first > 16) {
+		*why = "number is too large";
+		return -ERANGE;
 	}
 	*p = s;
 	*result = value;
@@ -153,11 +157,26 @@ int parse_size(const char *str, uint64_t *result, const char **why)
 	return 0;
 }
 
+size_t format_decimal(uint64_t value, char *buf)
+{
+	char reversed[20];
+	size_t n = 0, i;
+
+	do {
+		reversed[n++] = (char) ('0' + value % 10);
+		value /= 10;
+	} while (value);
+	for (i = 0; i < n; i++)
+		buf[i] = reversed[n - 1 - i];
+	buf[n] = '\0';
+	return n;
+}
+
 void size_to_human(uint64_t bytes, char buf[HUMAN_SIZE_LEN])
 {
 	static const char units[] = "BKMGTPE";
 	uint64_t whole = bytes, rest = 0;
-	size_t unit = 0;
+	size_t unit = 0, len;
 
 	while (whole >= 1024 && unit < sizeof(units) - 2) {
 		rest = whole % 1024;
@@ -168,10 +187,14 @@ void size_to_human(uint64_t bytes, char buf[HUMAN_SIZE_LEN])
 	rest = (rest * 10 + 512) / 1024;
 	if (rest >= 10)
 		rest = 9;
-	if (unit == 0 || rest == 0)
-		snprintf(buf, HUMAN_SIZE_LEN, "%" PRIu64 "%c", whole, units[unit]);
-	else
-		snprintf(buf, HUMAN_SIZE_LEN, "%" PRIu64 ".%" PRIu64 "%c", whole, rest, units[unit]);
+	/* by hand, not snprintf: a table prints two sizes a row */
+	len = format_decimal(whole, buf);
+	if (unit != 0 && rest != 0) {
+		buf[len++] = '.';
+		buf[len++] = (char) ('0' + rest);
+	}
+	buf[len++] = units[unit];
+	buf[len] = '\0';
 }
 
 /* Addresses that fit the span of a user address space. */
@@ -500,9 +523,9 @@ static bool is_stack_path(const char *path)
 
 bool is_special_mapping(const struct maps_entry *entry)
 {
-	return strcmp(entry->path, "[vvar]") == 0
+	return entry->path[0] == '[' && (strcmp(entry->path, "[vvar]") == 0
 	    || strcmp(entry->path, "[vvar_vclock]") == 0
-	    || strcmp(entry->path, "[vsyscall]") == 0;
+	    || strcmp(entry->path, "[vsyscall]") == 0);
 }
 
 bool is_anon_mapping(const struct maps_entry *entry)

@@ -50,6 +50,8 @@ extern int parse_size(const char *str, uint64_t *result, const char **why);
 /* The human form sizes are printed in: "4K", "1.5M" (base 1024, one decimal). */
 #define HUMAN_SIZE_LEN 24
 extern void size_to_human(uint64_t bytes, char buf[HUMAN_SIZE_LEN]);
+/* Decimal digits of value and a NUL into buf (21 bytes at most); returns their count. */
+extern size_t format_decimal(uint64_t value, char *buf);
 extern int parse_address(const char *str, uint64_t *result, const char **why);
 extern int parse_range(const char *str, uint64_t page_size,
 		       struct range *range, const char **why);
