@@ -33,7 +33,7 @@ cell() {
 	case $text in
 	ok) echo "✓" ;;
 	"") echo "–" ;;
-	exit*) sed -E 's/: pmadvise: (PID N: )?/: /' <<<"$text" ;;
+	exit*) sed -E 's/: pmadvise: (PID N: )?/: /; s/\. [A-Z].*//' <<<"$text" ;;
 	*) echo "$text" ;;
 	esac
 }
@@ -47,7 +47,7 @@ table() {
 		[[ ! -f $RESULTS/$leg/summary ]] || read -r release _ <"$RESULTS/$leg/summary"
 		case $leg in
 		native) header+="this machine: $release | " ;;
-		*) header+="$leg (${KERNEL_DEBIAN[$leg]}: $release$(awk '{ print ", " $3 }' "$RESULTS/$leg/package" 2>/dev/null)) | " ;;
+		*) header+="$leg (${KERNEL_DEBIAN[$leg]}: $release$(awk '{ print ", " $3 }' "$RESULTS/$leg/package" 2>/dev/null || true)) | " ;;
 		esac
 		sep+="--- | "
 	done
@@ -57,14 +57,17 @@ table() {
 		row="| ${what[$feature]} | "
 		for leg in "${LEGS[@]}"; do
 			row+="$(cell "$(awk -F '\t' -v f="$feature" '$1 == f { print $2; exit }' \
-				"$RESULTS/$leg/features.tsv" 2>/dev/null)") | "
+				"$RESULTS/$leg/features.tsv" 2>/dev/null || true)") | "
 		done
 		echo "${row% }"
 	done
 	row="| bats suite (passed, failed, skipped; minutes) | "
 	for leg in "${LEGS[@]}"; do
 		if read -r release p f s secs 2>/dev/null <"$RESULTS/$leg/summary"; then
-			row+="$p, $f, $s; $(((secs + 30) / 60)) | "
+			row+="$p, $f, $s; $(((secs + 30) / 60))"
+			[[ ! -s $RESULTS/$leg/left-out ]] ||
+				row+=" (without $(paste -sd ' ' "$RESULTS/$leg/left-out"))"
+			row+=" | "
 		else
 			row+="not run | "
 		fi
