@@ -13,84 +13,18 @@ bats_require_minimum_version 1.5.0
 
 load test_helper
 
-KSM=/sys/kernel/mm/ksm
-KSM_SETTINGS=(run pages_to_scan sleep_millisecs)
-PAGE=$(getconf PAGESIZE)
 # 'same=64M' regions: their pages, and the 75% of them that must be merged
+PAGE=$(getconf PAGESIZE)
 SAME_PAGES=$((64 * 1024 * 1024 / PAGE))
 MIN_MERGED=$((SAME_PAGES * 3 / 4))
 
 setup() {
-	local name
-	KSM_SAVED=()
-	[[ -d $KSM ]] || return 0
-	for name in "${KSM_SETTINGS[@]}"; do
-		KSM_SAVED+=("$(cat "$KSM/$name")")
-	done
+	ksm_save
 }
 
 teardown() {
-	local i name now failed=0
 	stop_targets
-	for i in "${!KSM_SAVED[@]}"; do
-		name=${KSM_SETTINGS[i]}
-		now=$(cat "$KSM/$name")
-		[[ $now == "${KSM_SAVED[i]}" ]] && continue
-		echo "${KSM_SAVED[i]}" >"$KSM/$name" || failed=1
-		now=$(cat "$KSM/$name")
-		if [[ $now != "${KSM_SAVED[i]}" ]]; then
-			echo "teardown: could not restore $KSM/$name to ${KSM_SAVED[i]} (it is $now)" >&2
-			failed=1
-		fi
-	done
-	return "$failed"
-}
-
-# require_ksm_control: skip unless this kernel has KSM and we may change it.
-require_ksm_control() {
-	[[ -d $KSM ]] || skip "kernel without KSM (CONFIG_KSM)"
-	[[ -w $KSM/run ]] || skip "changing $KSM/run needs root"
-}
-
-# ksm_set NAME VALUE: change a KSM setting (teardown restores it).
-ksm_set() {
-	echo "$2" >"$KSM/$1"
-	[[ $(cat "$KSM/$1") == "$2" ]] || {
-		echo "could not set $KSM/$1 to $2" >&2
-		return 1
-	}
-}
-
-# ksm_start: KSM running and quick: 5000 pages every 10 ms.
-ksm_start() {
-	require_ksm_control
-	ksm_set pages_to_scan 5000
-	ksm_set sleep_millisecs 10
-	ksm_set run 1
-}
-
-# ksm_stat PID KEY: the value of KEY in /proc/PID/ksm_stat ("key value" or
-# "key: value" lines).
-ksm_stat() {
-	awk -v key="$2" '{ sub(/:$/, "", $1) } $1 == key { print $2; found = 1; exit }
-		END { exit !found }' "/proc/$1/ksm_stat" || {
-		echo "no $2 in /proc/$1/ksm_stat" >&2
-		return 1
-	}
-}
-
-# wait_merged PID PAGES SECONDS: wait until ksm_merging_pages of PID is at
-# least PAGES; fail with the numbers after SECONDS.
-wait_merged() {
-	local pid=$1 want=$2 i merged
-	for ((i = 0; i < $3 * 5; i++)); do
-		merged=$(ksm_stat "$pid" ksm_merging_pages) || return 1
-		((merged >= want)) && return 0
-		sleep 0.2
-	done
-	echo "PID $pid: ksm_merging_pages $merged after $3 s, wanted $want or more" >&2
-	echo "full_scans $(cat "$KSM/full_scans"), pages_shared $(cat "$KSM/pages_shared")" >&2
-	return 1
+	ksm_restore
 }
 
 # wait_full_scans N SECONDS: wait until ksmd has finished N more full scans.
