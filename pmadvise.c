@@ -41,6 +41,7 @@
 
 #include "lib/inject.h"
 #include "lib/pmadvise.h"
+#include "lib/escape.h"
 
 #ifndef PACKAGE_VERSION
 # define PACKAGE_VERSION "unknown"
@@ -212,7 +213,7 @@ static void parse_advice(struct advice *advice, const char *arg, const char *whe
 		errno = 0;
 		value = strtol(arg, &end, 10);
 		if (errno || *end || value < 0 || value > INT_MAX)
-			errx(EXIT_FAILURE, "invalid advice number '%s'%s", arg, where);
+			errx(EXIT_FAILURE, "invalid advice number '%s'%s", esc(arg), where);
 		for (i = 0; i < sizeof(destructive_advice) / sizeof(destructive_advice[0]); i++)
 			if (destructive_advice[i] == value)
 				errx(EXIT_FAILURE, "advice %ld%s can lose data and is never given",
@@ -234,9 +235,9 @@ static void parse_advice(struct advice *advice, const char *arg, const char *whe
 	if (strcasecmp(name, "dontneed") == 0 || strcasecmp(name, "free") == 0
 	    || strcasecmp(name, "remove") == 0 || strcasecmp(name, "wipeonfork") == 0
 	    || strcasecmp(name, "dontneed_locked") == 0)
-		errx(EXIT_FAILURE, "advice '%s'%s can lose data and is never given", arg, where);
+		errx(EXIT_FAILURE, "advice '%s'%s can lose data and is never given", esc(arg), where);
 	errx(EXIT_FAILURE, "unknown advice '%s'%s (known: cold, pageout, willneed, "
-	     "collapse, mergeable, unmergeable)", arg, where);
+	     "collapse, mergeable, unmergeable)", esc(arg), where);
 }
 
 /*
@@ -250,12 +251,12 @@ static void add_rule(struct pmadvise *ctl, const char *text, uint64_t page_size)
 	struct rule *rule;
 
 	if (!eq || eq == text || !eq[1])
-		errx(EXIT_FAILURE, "invalid --rule '%s': expected SELECTOR=ADVICE", text);
+		errx(EXIT_FAILURE, "invalid --rule '%s': expected SELECTOR=ADVICE", esc(text));
 	ctl->rules = xreallocarray(ctl->rules, ctl->nrules + 1, sizeof(*ctl->rules));
 	rule = &ctl->rules[ctl->nrules++];
 	memset(rule, 0, sizeof(*rule));
 	rule->text = xstrdup(text);
-	where = xasprintf(" in --rule '%s'", text);
+	where = xasprintf(" in --rule '%s'", esc(text));
 	parse_advice(&rule->advice, eq + 1, where);
 	free(where);
 
@@ -267,9 +268,9 @@ static void add_rule(struct pmadvise *ctl, const char *text, uint64_t page_size)
 	} else if (parse_selector(selector, &rule->sel, &why, &bad) != 0) {
 		if (bad)
 			errx(EXIT_FAILURE, "invalid --rule '%s': '%s' is neither a range nor a "
-			     "selector: %s '%s'", text, selector, why, bad);
+			     "selector: %s '%s'", esc(text), esc(selector), why, esc(bad));
 		errx(EXIT_FAILURE, "invalid --rule '%s': '%s' is neither a range nor a "
-		     "selector: %s", text, selector, why);
+		     "selector: %s", esc(text), esc(selector), why);
 	}
 	free(selector);
 }
@@ -315,8 +316,8 @@ static void parse_columns(struct pmadvise *ctl, const char *list)
 		int id = column_name_to_id(p, len);
 
 		if (id < 0)
-			errx(EXIT_FAILURE, "unknown column '%.*s' in --output (see --list-columns)",
-			     (int) len, p);
+			errx(EXIT_FAILURE, "unknown column '%s' in --output (see --list-columns)",
+			     esc_mem(p, len));
 		add_column(ctl, id);
 		p += len;
 	} while (*p++ == ',');
@@ -335,7 +336,7 @@ static void parse_range_arg(struct pmadvise *ctl, const char *arg)
 	const char *why = NULL;
 
 	if (parse_range(arg, ctl->page_size, &range, &why) != 0)
-		errx(EXIT_FAILURE, "invalid range '%s': %s", arg, why);
+		errx(EXIT_FAILURE, "invalid range '%s': %s", esc(arg), why);
 	add_range(ctl, &range);
 }
 
@@ -348,8 +349,9 @@ static void add_selector(struct selector **list, size_t *n, const char *text,
 
 	if (parse_selector(text, &sel, &why, &bad) != 0) {
 		if (bad)
-			errx(EXIT_FAILURE, "invalid %s '%s': %s '%s'", option, text, why, bad);
-		errx(EXIT_FAILURE, "invalid %s '%s': %s", option, text, why);
+			errx(EXIT_FAILURE, "invalid %s '%s': %s '%s'", option, esc(text), why,
+			     esc(bad));
+		errx(EXIT_FAILURE, "invalid %s '%s': %s", option, esc(text), why);
 	}
 	*list = xreallocarray(*list, *n + 1, sizeof(**list));
 	(*list)[(*n)++] = sel;
@@ -364,7 +366,7 @@ static void read_maps_input(struct pmadvise *ctl, const char *file)
 	ssize_t len;
 
 	if (!f)
-		err(EXIT_FAILURE, "cannot open --maps file %s", file);
+		err(EXIT_FAILURE, "cannot open --maps file %s", esc(file));
 	while ((len = getline(&line, &alloc, f)) >= 0) {
 		struct range range;
 		const char *why = NULL;
@@ -372,18 +374,24 @@ static void read_maps_input(struct pmadvise *ctl, const char *file)
 
 		lineno++;
 		if (memchr(line, '\0', (size_t) len))
-			errx(EXIT_FAILURE, "--maps %s: line %zu: contains a NUL byte", name, lineno);
+			errx(EXIT_FAILURE, "--maps %s: line %zu: contains a NUL byte", esc(name),
+			     lineno);
+		/* a file written on Windows: the \r of its CRLF ends is no part of the line */
+		if (len >= 2 && line[len - 2] == '\r' && line[len - 1] == '\n')
+			memcpy(&line[len - 2], "\n", 2);
+		else if (len >= 1 && line[len - 1] == '\r')
+			line[len - 1] = '\0';
 		rc = parse_maps_input_line(line, ctl->page_size, &range, &why);
 		if (rc == -ENODATA)
 			continue;
 		if (rc == -ENOMEM)
 			errx(EXIT_FAILURE, "cannot allocate memory");
 		if (rc)
-			errx(EXIT_FAILURE, "--maps %s: line %zu: %s", name, lineno, why);
+			errx(EXIT_FAILURE, "--maps %s: line %zu: %s", esc(name), lineno, why);
 		add_range(ctl, &range);
 	}
 	if (ferror(f))
-		err(EXIT_FAILURE, "cannot read --maps %s", name);
+		err(EXIT_FAILURE, "cannot read --maps %s", esc(name));
 	free(line);
 	if (f != stdin)
 		fclose(f);
@@ -1145,7 +1153,7 @@ static void __attribute__((noreturn)) launch(const struct pmadvise *ctl, char **
 	{
 		int error = errno;
 
-		warn("failed to execute %s", argv[0]);
+		warn("failed to execute %s", esc(argv[0]));
 		_exit(error == ENOENT ? 127 : 126);
 	}
 }
@@ -1507,7 +1515,7 @@ int main(int argc, char **argv)
 			const char *why = NULL;
 
 			if (parse_duration(optarg, &timeout, &why) != 0)
-				errx(EXIT_FAILURE, "invalid --timeout '%s': %s", optarg, why);
+				errx(EXIT_FAILURE, "invalid --timeout '%s': %s", esc(optarg), why);
 			break;
 		}
 		case 'h':
@@ -1572,7 +1580,7 @@ int main(int argc, char **argv)
 		/* every rule names its advice: what follows the options are RANGEs */
 		if (optind < nopts && is_advice_name(argv[optind]))
 			errx(EXIT_FAILURE, "ADVICE '%s' cannot be given with --rule: each rule "
-			     "names its own (SELECTOR=ADVICE)", argv[optind]);
+			     "names its own (SELECTOR=ADVICE)", esc(argv[optind]));
 		if (!has_targets(&ctl))
 			errx(EXIT_FAILURE, "--rule needs a target: use --pid, --pidfd or --cgroup");
 	} else {
@@ -1630,6 +1638,8 @@ int main(int argc, char **argv)
 		int rc;
 
 		rc = t->pidfd >= 0 ? pin_target(t, t->pidfd) : open_target(t);
+		if (rc == -ENOSYS)
+			ctl.unsupported = true;
 		if (rc == 0 && (rc = read_target_maps(t)) != 0) {
 			report_target_error(&ctl, t, &ctl.advice, -rc == ENOENT ? ESRCH : -rc);
 			rc = -1;
@@ -1667,7 +1677,7 @@ int main(int argc, char **argv)
 	/* a rule's word is worth saying only where some maps were read */
 	for (i = 0; i < ctl.nrules && maps_read; i++)
 		if (!ctl.rules[i].matches)
-			warnx("--rule '%s' selects nothing", ctl.rules[i].text);
+			warnx("--rule '%s' selects nothing", esc(ctl.rules[i].text));
 	if (!has_rows(&ctl)) {
 		if (ctl.ncgroup_args && target_failures == 0 && maps_read) {
 			char *what = describe_selection(&ctl);
@@ -1679,7 +1689,8 @@ int main(int argc, char **argv)
 		}
 		if (ctl.summary)
 			print_summary(&ctl);
-		return EXIT_FAILURE;
+		/* no pidfd_open: this kernel is too old (SPEC §10: exit 2) */
+		return ctl.unsupported ? EXIT_NOT_SUPPORTED : EXIT_FAILURE;
 	}
 
 	progress_init(&ctl.progress, progress == 1 || (progress == -1 && !ctl.quiet

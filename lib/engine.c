@@ -275,8 +275,19 @@ void report_target_error(struct pmadvise *ctl, struct target *t,
 		warnx("PID %d: process has exited", (int) t->pid);
 		break;
 	case ENOSYS:
-		warnx("process_madvise is not available: pmadvise needs Linux 5.10 or "
-		      "later with CONFIG_ADVISE_SYSCALLS");
+		/* the kernel's, not the target's: once is enough */
+		if (!ctl->enosys_said)
+			warnx("process_madvise is not available: pmadvise needs Linux 5.10 or "
+			      "later with CONFIG_ADVISE_SYSCALLS");
+		ctl->enosys_said = true;
+		break;
+	case EAGAIN:
+		warnx("PID %d: the kernel stayed busy (EAGAIN) %d times in a row: try again",
+		      (int) t->pid, MAX_RETRIES);
+		break;
+	case EINTR:
+		warnx("PID %d: interrupted (EINTR) %d times in a row: try again",
+		      (int) t->pid, MAX_RETRIES);
 		break;
 	case EINVAL:
 		if (advice->info && !advice->info->remote_since)
@@ -306,12 +317,16 @@ void report_target_error(struct pmadvise *ctl, struct target *t,
 static int probe_target(struct pmadvise *ctl, struct target *t, const struct advice *advice)
 {
 	struct iovec none = { NULL, 0 };
+	unsigned int tries = 0;
 	int error;
 	size_t i;
 
-	if (sys_process_madvise(t->pidfd, &none, 0, advice->value) >= 0)
-		return 0;
-	error = errno;
+	/* busy or interrupted: tried again, as the calls with ranges are */
+	do {
+		if (sys_process_madvise(t->pidfd, &none, 0, advice->value) >= 0)
+			return 0;
+		error = errno;
+	} while ((error == EAGAIN || error == EINTR) && ++tries < MAX_RETRIES);
 	if (exit_is_expected(t, error)) {
 		/* gone from its cgroup before anything was tried: its rows say so */
 		stop_target(t, error);

@@ -217,6 +217,7 @@ struct pmadvise {
 	bool quiet;
 	bool summary;
 	bool unsupported;		/* the kernel refused the advice as such */
+	bool enosys_said;		/* the ENOSYS message was given */
 	bool inject;			/* --inject: the target makes the call itself */
 	unsigned int needs;		/* NEED_* of the columns and --summary */
 

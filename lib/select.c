@@ -26,6 +26,7 @@
 #endif
 
 #include "pmadvise.h"
+#include "escape.h"
 
 /*
  * Selection
@@ -290,11 +291,11 @@ char *describe_selection(const struct pmadvise *ctl)
 	if (ctl->nranges)
 		fprintf(f, "%zu range%s", ctl->nranges, ctl->nranges == 1 ? "" : "s");
 	for (i = 0; i < ctl->nselects; i++)
-		fprintf(f, "%s--select '%s'", ftell(f) ? " " : "", ctl->selects[i].text);
+		fprintf(f, "%s--select '%s'", ftell(f) ? " " : "", esc(ctl->selects[i].text));
 	for (i = 0; i < ctl->nexcludes; i++)
-		fprintf(f, "%s--exclude '%s'", ftell(f) ? " " : "", ctl->excludes[i].text);
+		fprintf(f, "%s--exclude '%s'", ftell(f) ? " " : "", esc(ctl->excludes[i].text));
 	for (i = 0; i < ctl->nrules; i++)
-		fprintf(f, "%s--rule '%s'", ftell(f) ? " " : "", ctl->rules[i].text);
+		fprintf(f, "%s--rule '%s'", ftell(f) ? " " : "", esc(ctl->rules[i].text));
 	fclose(f);
 	return text;
 }

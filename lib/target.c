@@ -26,6 +26,7 @@
 
 #include "cgroup.h"
 #include "pmadvise.h"
+#include "escape.h"
 
 /*
  * Targets
@@ -61,7 +62,8 @@ static void add_pid(struct pmadvise *ctl, const char *text)
 		pid = len ? strtol(p, &end, 10) : 0;
 		if (!len || !isdigit((unsigned char) *p) || errno || end != p + len
 		    || pid <= 0 || pid > INT_MAX)
-			errx(EXIT_FAILURE, "invalid PID '%.*s' in --pid '%s'", (int) len, p, text);
+			errx(EXIT_FAILURE, "invalid PID '%s' in --pid '%s'", esc_mem(p, len),
+			     esc(text));
 		if (pid == getpid())
 			errx(EXIT_FAILURE, "PID %ld is pmadvise itself", pid);
 		new_target(ctl, (pid_t) pid)->from_cgroup = false;
@@ -222,7 +224,7 @@ static void add_pidfd(struct pmadvise *ctl, const char *arg)
 	errno = 0;
 	fd = strtol(arg, &end, 10);
 	if (!isdigit((unsigned char) *arg) || errno || *end || fd > INT_MAX)
-		errx(EXIT_FAILURE, "invalid file descriptor '%s' for --pidfd", arg);
+		errx(EXIT_FAILURE, "invalid file descriptor '%s' for --pidfd", esc(arg));
 	if (fstat((int) fd, &st) != 0)
 		errx(EXIT_FAILURE, "--pidfd %ld: file descriptor is not open", fd);
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%ld", fd);
@@ -263,9 +265,9 @@ static void add_cgroup(struct pmadvise *ctl, const char *dir)
 		bool said = rc == -ENOENT || rc == -ENOTDIR || rc == -EINVAL || rc == -ENOMEM;
 
 		if (where && strcmp(where, dir) != 0)
-			errx(EXIT_FAILURE, "--cgroup %s: %s: %s%s%s", dir, where, why,
+			errx(EXIT_FAILURE, "--cgroup %s: %s: %s%s%s", esc(dir), esc(where), why,
 			     said ? "" : ": ", said ? "" : strerror(-rc));
-		errx(EXIT_FAILURE, "--cgroup %s: %s%s%s", dir, why,
+		errx(EXIT_FAILURE, "--cgroup %s: %s%s%s", esc(dir), why,
 		     said ? "" : ": ", said ? "" : strerror(-rc));
 	}
 	free(where);
@@ -283,7 +285,7 @@ static void add_cgroup(struct pmadvise *ctl, const char *dir)
 	}
 	pid_list_free(&list);
 	if (!found)
-		errx(EXIT_FAILURE, "--cgroup %s: no process in it%s", dir,
+		errx(EXIT_FAILURE, "--cgroup %s: no process in it%s", esc(dir),
 		     ctl->recursive ? " or below it" : " (use --recursive for the cgroups below it)");
 }
 
@@ -345,6 +347,24 @@ static const char *keep_path(struct target *t, struct path_pool *pool, const cha
 	return copy;
 }
 
+/*
+ * A maps file read while the process changes its mappings can show a
+ * mapping again with another start or end, overlapping the line before it
+ * (Linux 6.18 does, now and then).  Selection needs the entries in order and
+ * disjoint: the part of a line that the line before covers is left out, and
+ * a line with nothing left is dropped (false).
+ */
+static bool keep_disjoint(const struct maps_entry *prev, struct maps_entry *m)
+{
+	if (m->start >= prev->end)
+		return true;
+	if (m->end <= prev->end)
+		return false;
+	m->offset += prev->end - m->start;
+	m->start = prev->end;
+	return true;
+}
+
 static void add_maps_line(struct target *t, struct path_pool *pool, size_t *alloc, char *line)
 {
 	struct maps_entry entry;
@@ -352,7 +372,9 @@ static void add_maps_line(struct target *t, struct path_pool *pool, size_t *allo
 
 	if (parse_maps_line(line, &entry, &why) != 0)
 		errx(EXIT_FAILURE, "PID %d: cannot parse /proc/%d/maps: %s: '%s'",
-		     (int) t->pid, (int) t->pid, why, line);
+		     (int) t->pid, (int) t->pid, why, esc(line));
+	if (t->nmaps && !keep_disjoint(&t->maps[t->nmaps - 1], &entry))
+		return;
 	entry.path = keep_path(t, pool, entry.path);
 	if (t->nmaps == *alloc) {
 		*alloc = *alloc ? *alloc * 2 : 256;

@@ -48,7 +48,7 @@ expect_bad() {
 		n=$((n + 1))
 	done <"$HOSTILE/maps.expect"
 	# every file is listed, and the list is not empty
-	[ "$n" -ge 19 ]
+	[ "$n" -ge 18 ]
 	[ "$n" -eq "$(find "$HOSTILE/maps" -type f | wc -l)" ]
 }
 
@@ -60,12 +60,14 @@ expect_bad() {
 }
 
 @test "every bad argument of tests/hostile/args.expect: named with why, exit 1, nothing advised" {
-	local opt arg why n=0
+	local opt arg why shown n=0
 	while IFS=$'\t' read -r opt arg why; do
 		[[ -z "$opt" || "$opt" == '#'* ]] && continue
+		# messages show \n and \t as written here, and an escape as \x1b
+		shown=${arg//\\e/\\x1b}
 		arg=$(printf '%b' "$arg")
 		if [ "$opt" = RANGE ]; then
-			expect_bad "RANGE '$arg'" "invalid range '$arg': $why" \
+			expect_bad "RANGE '$arg'" "invalid range '$shown': $why" \
 				-p "$TARGET_PID" cold -- "$arg"
 		else
 			expect_bad "$opt '$arg'" "$why" -p "$TARGET_PID" cold -s all "$opt" "$arg"
@@ -214,4 +216,74 @@ for i in range(100000):
 	run "$PMADVISE" -p "$TARGET_PID" cold --dry-run "${args[@]}" -x file -n -r -o START
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"$(region_start anon)"* ]]
+}
+
+# no_raw_controls TEXT: TEXT holds no control byte but the newlines that end
+# its lines, and no UTF-8 C1 control or bidirectional override.
+no_raw_controls() {
+	! LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' <<<"$1" &&
+		! grep -qF -e $'\xc2\x9b' -e $'\xe2\x80\xae' <<<"$1"
+}
+
+@test "control characters in arguments are shown escaped in messages, never raw" {
+	local mapsdir="$BATS_TEST_TMPDIR/"$'dir\e[2J\nx' n=0 line opt arg shown
+	mkdir "$mapsdir"
+	printf '7f0000000001-7f0000002000\n' >"$mapsdir/maps"
+	# each case: the arguments (after -p PID), and what the message shows
+	while IFS='|' read -r shown args; do
+		[ -z "$shown" ] && continue
+		eval "set -- $args"
+		expect_bad "$args" "$shown" -p "$TARGET_PID" "$@" || return 1
+		no_raw_controls "$msg" || { echo "FAILED: $args: raw control in: $msg"; return 1; }
+		# one message, one line
+		[ "$(wc -l <<<"$msg")" -eq 1 ] || { echo "FAILED: $args: more than one line"; return 1; }
+		n=$((n + 1))
+	done <<'CASES'
+invalid range '\x1b[31m7f0000000000'|cold $'\e[31m7f0000000000'
+invalid range '7f0000000000\nrm -rf /'|cold $'7f0000000000\nrm -rf /'
+invalid range '\xc2\x9b31m'|cold $'\xc2\x9b31m'
+invalid range '\xff\xfe'|cold $'\xff\xfe'
+invalid range '7f\r\x7f\x01'|cold $'7f\r\x7f\x01'
+unknown selector term '\x1b]0;owned\x07'|cold -s $'anon,\e]0;owned\a'
+invalid --select 'path=*\x1b[5m,bogus'|cold -s $'path=*\e[5m,bogus'
+invalid --exclude 'perms=\n,bogus'|cold -x $'perms=\n,bogus'
+unknown column '\x1b[2J' in --output|cold -s all -o $'START,\e[2J'
+invalid PID '1\n2' in --pid '1\n2'|-p $'1\n2' cold -s all
+unknown advice 'cold\x1b[0m'|cold$'\e[0m' -s all
+advice 'dontneed\n'|$'dontneed\n' -s all
+invalid --rule '\x1b=cold'|--rule $'\e=cold'
+invalid --rule 'bogus\t=cold'|--rule $'bogus\t=cold'
+invalid --timeout '1\x1b'|--timeout $'1\e' cold -s all
+invalid file descriptor '0\x1b' for --pidfd|-P $'0\e' cold -s all
+cannot open --maps file /nonexistent/\x1b[2J\n|cold --maps $'/nonexistent/\e[2J\n'
+dir\x1b[2J\nx/maps: line 1:|cold --maps "$mapsdir/maps"
+nothing selected by --select 'path=\xe2\x80\xae*'|cold -s $'path=\u202e*'
+nothing selected by --select 'path=/caf\x1b*' --exclude 'path=\x9b'|cold -s $'path=/caf\e*' -x $'path=\x9b'
+CASES
+	[ "$n" -eq 20 ]
+}
+
+@test "printable UTF-8 in arguments is shown as it is" {
+	expect_bad utf-8 "nothing selected by --select 'path=/tmp/café-日本-😀*'" \
+		-p "$TARGET_PID" cold -s 'path=/tmp/café-日本-😀*'
+}
+
+@test "--maps input with CRLF line ends (a file from Windows) works like LF" {
+	local anon="$(region_start anon)-$(region_end anon)"
+	# a bare range, a line of /proc's maps, a blank line: each ends in \r\n
+	printf '%s\r\n\r\n%s rw-p 00000000 00:00 0 \r\n' "$anon" "$anon" >"$BATS_TEST_TMPDIR/maps"
+	run count_madvise_calls "$PMADVISE" -p "$TARGET_PID" cold --maps "$BATS_TEST_TMPDIR/maps" \
+		-n -r -o START,STATUS
+	cat "$BATS_TEST_TMPDIR/cmd.out"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/cmd.out")" = "$(region_start anon) ok"$'\n'"$(region_start anon) ok" ]
+	# the last line without its \n, and from standard input
+	printf '%s\r' "$anon" >"$BATS_TEST_TMPDIR/maps"
+	run "$PMADVISE" -p "$TARGET_PID" cold --maps - -n -r -o START,STATUS <"$BATS_TEST_TMPDIR/maps"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(region_start anon) ok" ]
+	# a \r inside a line is still an error
+	printf '%s\r junk\n' "$anon" >"$BATS_TEST_TMPDIR/maps"
+	expect_bad cr-inside "--maps $BATS_TEST_TMPDIR/maps: line 1:" \
+		-p "$TARGET_PID" cold --maps "$BATS_TEST_TMPDIR/maps"
 }

@@ -155,12 +155,12 @@ int main(int argc, char **argv)
 	if (log_fd < 0)
 		die("cannot create %s: %s", argv[optind], strerror(errno));
 
-	/* the file behind file mappings: as large as the arena, written and clean */
+	/* the file behind file mappings: written and clean, at most 1 MiB */
 	snprintf(file_path, sizeof(file_path), "%s/churn-%d.dat", dir, (int)getpid());
 	file_fd = open(file_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (file_fd < 0)
 		die("cannot create %s: %s", file_path, strerror(errno));
-	file_pages = arena_pages;
+	file_pages = arena_pages < 256 ? arena_pages : 256;
 	buf = malloc(page_size);
 	if (!buf)
 		die("out of memory");
@@ -218,7 +218,8 @@ int main(int argc, char **argv)
 			char *p = mmap(start, size, PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_FIXED | (is_file ? 0 : MAP_ANONYMOUS),
 				       is_file ? file_fd : -1,
-				       is_file ? (off_t)(first * page_size) : 0);
+				       is_file ? (off_t)(first % (file_pages - MAX_PIECE_PAGES + 1)
+							 * page_size) : 0);
 
 			if (p == MAP_FAILED)
 				die("mmap: %s", strerror(errno));
