@@ -419,17 +419,22 @@ static bool is_syscall_stop(int status)
 
 static enum inject_result ptrace_failed(struct inject *inj, const char *what)
 {
-	int error = errno;
-	char state = thread_state(inj, inj->tid);
+	int error = errno, status;
 
-	errno = error;
-	/* ESRCH is also "not stopped": only a dead thread means the process is gone */
-	if (error == ESRCH && (state == '?' || state == 'Z' || state == 'X')) {
+	/*
+	 * ESRCH for a thread we hold means it is not stopped any more: only
+	 * SIGKILL takes a thread out of a ptrace stop, and its exit is on its
+	 * way to waitpid.
+	 */
+	if (error == ESRCH && inj->attached
+	    && wait_stop(inj, &status, true) == INJECT_GONE)
+		return INJECT_GONE;
+	if (error == ESRCH && thread_state(inj, inj->tid) == '?') {
 		inj->attached = false;
 		return fail(inj, INJECT_GONE, "process has exited");
 	}
 	return fail(inj, INJECT_FAILED, "%s of thread %d: %s", what, (int) inj->tid,
-		    strerror(errno));
+		    strerror(error));
 }
 
 /*
