@@ -1723,6 +1723,7 @@ int main(int argc, char **argv)
 		explain_refusals(t);
 		warn_failed_rows(&ctl, t);
 	}
+	release_stop_signals();
 	progress_clear(&ctl.progress);
 	if (stop_signal)
 		warnx("%s before everything was advised", stop_reason(stop_signal));

@@ -115,6 +115,19 @@ int arm_timeout(double seconds)
 	return setitimer(ITIMER_REAL, &it, NULL);
 }
 
+void release_stop_signals(void)
+{
+	struct itimerval off;
+	struct sigaction old;
+
+	memset(&off, 0, sizeof(off));
+	setitimer(ITIMER_REAL, &off, NULL);
+	/* what was ignored at the start stays ignored */
+	if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+		signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+}
+
 /* "1.5", "90s", "2m", "1h", "1d": timeout(1)'s form; "0" is no limit. */
 int parse_duration(const char *str, double *seconds, const char **why)
 {

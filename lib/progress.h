@@ -37,6 +37,12 @@ extern volatile sig_atomic_t stop_signal;	/* 0, or the signal that asked to stop
 
 extern void catch_stop_signals(void);
 extern int arm_timeout(double seconds);
+/*
+ * Once every call is made there is nothing left to stop cleanly: the timer
+ * is disarmed (a --timeout that runs out while the table is written is no
+ * stop), and SIGINT and SIGTERM end the program as for any other.
+ */
+extern void release_stop_signals(void);
 extern int parse_duration(const char *str, double *seconds, const char **why);
 
 /* Exit status of a run stopped by signal sig: 130, 143, or 124 for --timeout. */

@@ -405,6 +405,20 @@ long_run_stopped_by() {
 	check_stopped_many "$json" "stopped: --timeout expired"
 }
 
+@test "--timeout that expires after the last call, while the table is written: exit 0" {
+	local err=$BATS_TEST_TMPDIR/err
+	start_target many=$MANY
+	# the calls take well under 2 s; the reader holds the table back for 3.5 s
+	run bash -c '"$1" -p "$2" --timeout 2 -r -n -o STATUS cold "$3" 2>"$4" |
+		{ sleep 3.5; grep -c ok; }; exit "${PIPESTATUS[0]}"' \
+		sh "$PMADVISE" "$TARGET_PID" "$(region_start many)-$(region_end many)" "$err"
+	cat "$err"
+	echo "$output"
+	[ "$output" -eq "$MANY" ]
+	[ "$status" -eq 0 ]
+	[ ! -s "$err" ]
+}
+
 @test "a stop between the chunks of a row larger than one call makes it partial" {
 	local json=$BATS_TEST_TMPDIR/out.json max=$((0x7ffff000)) size advised
 	start_target untouched=5G
