@@ -883,6 +883,8 @@ static const char *no_rows_reason(const struct target *t)
 {
 	if (t->npieces)
 		return NULL;
+	if (t->kernel_thread)
+		return "a kernel thread: no user memory to advise";
 	if (t->gone)
 		return "exited before it was advised";
 	if (t->none_selected)
@@ -981,7 +983,8 @@ static char *summary_json(const struct pmadvise *ctl)
 			count_target(t, &tt);
 			members = totals_json(ctl, &tt);
 			fprintf(out, "%s{\"pid\": %d, \"comm\": \"%s\", \"exited\": %s, ",
-				i ? ", " : "", (int) t->pid, comm, t->gone ? "true" : "false");
+				i ? ", " : "", (int) t->pid, comm,
+				t->gone && !t->kernel_thread ? "true" : "false");
 			if (no_rows_reason(t))
 				fprintf(out, "\"note\": \"%s\", ", no_rows_reason(t));
 			fprintf(out, "%s}", members);

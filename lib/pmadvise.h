@@ -173,6 +173,7 @@ struct target {
 	int error;			/* fatal for this target, 0 if none */
 	bool from_cgroup;		/* found by --cgroup, not named */
 	bool gone;			/* from a cgroup, and exited (or never had memory) */
+	bool kernel_thread;		/* a kernel thread: no user memory at all */
 	bool none_selected;		/* the selection picked nothing in it */
 	struct page_scan scan;		/* open while measuring */
 	bool scan_open;

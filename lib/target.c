@@ -130,6 +130,7 @@ static const char *no_address_space(struct target *t)
 		why = "process is a zombie: it has no memory left to advise";
 	else if (flags & PF_KTHREAD)
 		why = "process is a kernel thread: it has no user memory";
+	t->kernel_thread = flags & PF_KTHREAD;
 	free(text);
 	return why;
 }
@@ -179,6 +180,8 @@ int pin_target(struct target *t, int pidfd)
 	if (why) {
 		if (!exit_is_expected(t, ESRCH))
 			warnx("PID %d: %s", (int) t->pid, why);
+		else if (t->kernel_thread)
+			read_comm(t);	/* a cgroup lists it: its summary line names it */
 		return -ESRCH;
 	}
 	read_comm(t);

@@ -241,6 +241,27 @@ check_twenty() {
 	diff -u "$BATS_TEST_TMPDIR/all" <(sort -n <<<"$output")
 }
 
+@test "a cgroup that lists kernel threads: their summary lines say what they are" {
+	local root pid kthread='' flags
+	root=$(cgroup_mount v2)
+	[ -n "$root" ] || skip "no cgroup v2 hierarchy is mounted"
+	# kernel threads stay in the root cgroup
+	while read -r pid; do
+		flags=$(awk '{ print $9 }' "/proc/$pid/stat" 2>/dev/null) || continue
+		if [ -n "$flags" ] && (((flags & 0x200000) != 0)); then	# PF_KTHREAD
+			kthread=$pid
+			break
+		fi
+	done <"$root/cgroup.procs"
+	[ -n "$kthread" ] || skip "no kernel thread in $root"
+	# nothing is advised: a dry run that selects nothing anywhere
+	run --separate-stderr "$PMADVISE" -c "$root" --dry-run cold \
+		-s path=/nonexistent/pmadvise-test --summary
+	grep -Fx "PID $kthread ($(cat "/proc/$kthread/comm")): a kernel thread: no user memory to advise" \
+		<<<"$stderr"
+	[ "$(grep -c "^PID $kthread.*exited" <<<"$stderr")" -eq 0 ]
+}
+
 @test "pmadvise in the cgroup it advises leaves itself out" {
 	make_cgroup v2 self
 	start_in_cgroup "$CGROUP" file=8K
@@ -456,7 +477,7 @@ long_run_stopped_by() {
 	# again: either may be the one), not a clean stop: no table, no message
 	[ "$status" -eq 130 ] || [ "$status" -eq 143 ]
 	[ ! -s "$out" ]
-	! grep -F "stopped:" "$err"
+	[ "$(grep -c "stopped:" "$err")" -eq 0 ]
 }
 
 @test "a SIGINT ignored when pmadvise starts stays ignored: the run completes, exit 0" {
@@ -614,7 +635,7 @@ progress_lines() {
 		command strace -f -qq -o /dev/null "${SLOW[@]}" \
 		"$PMADVISE" -p "$TARGET_PID" -o STATUS cold "$MANY_START-$MANY_END" 2>&1 | cat >"$out"
 	[ "$(grep -c ok "$out")" -eq "$MANY" ]
-	! grep -aq -e processes, -e $'\r' "$out"
+	[ "$(grep -ac -e processes, -e $'\r' "$out")" -eq 0 ]
 
 	# on a terminal with -q, or --no-progress
 	on_pty "$out" strace -f -qq -o /dev/null "${SLOW[@]}" \
@@ -624,7 +645,7 @@ progress_lines() {
 	on_pty "$out" strace -f -qq -o /dev/null "${SLOW[@]}" \
 		"$PMADVISE" --no-progress -p "$TARGET_PID" -o STATUS cold "$MANY_START-$MANY_END"
 	[ "$(grep -ac ok "$out")" -eq "$MANY" ]
-	! grep -aq -e processes, -e $'\e' "$out"
+	[ "$(grep -ac -e processes, -e $'\e' "$out")" -eq 0 ]
 }
 
 @test "progress: --progress shows it in a pipe too" {
