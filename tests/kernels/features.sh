@@ -48,6 +48,7 @@ result cold "$PMADVISE" -q -p "$target" cold "$(region anon)"
 result pageout "$PMADVISE" -q -p "$target" pageout "$(region file)"
 result willneed "$PMADVISE" -q -p "$target" willneed "$(region file)"
 result collapse "$PMADVISE" -q -p "$target" collapse "$(region aligned)"
+result "rules: cold and willneed in one run" "$PMADVISE" -q -p "$target" -R anon=cold -R file=willneed
 result "remote mergeable" "$PMADVISE" -q -p "$target" mergeable "$(region anon)"
 
 # Measurement: did pmadvise's PAGEMAP_SCAN ioctl succeed, or did it read

@@ -10,7 +10,7 @@
 
 RESULTS=$KERNELS_CACHE/results
 LEGS=("${KERNEL_SERIES[@]}" native)
-FEATURES=(cold pageout willneed collapse "remote mergeable" measurement "--ksm-status"
+FEATURES=(cold pageout willneed collapse "rules: cold and willneed in one run" "remote mergeable" measurement "--ksm-status"
 	launcher "launcher: flag kept across exec" "own process, no CAP_SYS_NICE")
 
 declare -A what=(
@@ -18,6 +18,7 @@ declare -A what=(
 	[pageout]='`pageout` on another process'
 	[willneed]='`willneed` on another process'
 	[collapse]='`collapse` on another process'
+	["rules: cold and willneed in one run"]='`-R anon=cold -R file=willneed`'
 	["remote mergeable"]='`mergeable` on another process'
 	[measurement]='measurement columns (RSS, HUGE, SWAP...)'
 	["--ksm-status"]='`--ksm-status`'
