@@ -151,7 +151,7 @@ static void add_rule_piece(struct pmadvise *ctl, struct target *t, const struct 
 	struct piece *pc = new_piece(t, start, end, from->mapping);
 
 	pc->advice = &ctl->rules[r].advice;
-	pc->rule = r + 1;
+	pc->rule = (unsigned int) (r + 1);
 	pc->selected = selected;
 	ctl->rules[r].matches++;
 }
@@ -201,7 +201,7 @@ static void add_rule_hole(struct target *t, uint64_t start, uint64_t end,
 	struct piece *pc = new_piece(t, start, end, NULL);
 
 	pc->advice = &rule->advice;
-	pc->rule = r + 1;
+	pc->rule = (unsigned int) (r + 1);
 }
 
 /* The unmapped parts of range rules, as rows (only where nothing bounds the rules). */
