@@ -324,8 +324,11 @@ rows_summary() {
 # impostor has a file mapping whose pages are resident and an anonymous one
 # whose pages are referenced: advice would show (pageout drops the file's
 # Rss).  pmadvise must say the target has exited, exit 1, make no call with
-# ranges, and leave the impostor as it was.  At the end the impostor is
-# advised directly, to show that this check sees advice when there is some.
+# ranges, and leave the impostor as it was.  Both run without address space
+# randomization, so the impostor's mappings are where the target's were:
+# advice that went to the wrong process would hit them.  At the end the
+# impostor is advised directly, to show that this check sees advice when
+# there is some.
 
 # pid_reuse_script: the script run in the namespace, as a file; it writes
 # KEY=VALUE lines to $1/result.
@@ -349,7 +352,10 @@ wait_ready() {
 	done
 	return 1
 }
-"$HELPERS/maptarget" -d target file=1M anon=1M >target.out 2>&1 &
+# both without address space randomization: the impostor's mappings lie at
+# the very addresses of the target's, so advice meant for the target's
+# ranges would land on the impostor's pages
+setarch "$(uname -m)" -R "$HELPERS/maptarget" -d target file=1M anon=1M >target.out 2>&1 &
 target=$!
 wait_ready target.out || exit 1
 rm -f trace
@@ -367,7 +373,7 @@ held=$(wc -l <trace)
 kill -KILL "$target"
 wait "$target"
 echo $((target - 1)) >/proc/sys/kernel/ns_last_pid
-"$HELPERS/maptarget" -d impostor file=1M anon=1M >impostor.out 2>&1 &
+setarch "$(uname -m)" -R "$HELPERS/maptarget" -d impostor file=1M anon=1M >impostor.out 2>&1 &
 impostor=$!
 wait_ready impostor.out || exit 1
 file=$(awk '$1 == "file" { print $2 }' impostor.out)
@@ -375,6 +381,7 @@ anon=$(awk '$1 == "anon" { print $2 }' impostor.out)
 {
 	echo "target=$target"
 	echo "impostor=$impostor"
+	echo "same_layout=$(awk '$1 == "file" { print $2 }' target.out | grep -cx "$file")"
 	# pmadvise still held in the window when the impostor was ready
 	echo "early=$(( $(wc -l <trace) != held ))"
 	echo "rss_before=$(smaps_kb "$impostor" "$file" Rss)"
@@ -384,6 +391,8 @@ rc=0
 wait "$runner" || rc=$?
 {
 	echo "rc=$rc"
+	# successful opens of a maps file (through the /proc/PID directory fd)
+	echo "maps_reads=$(grep -c 'openat([0-9]*, "maps", .*= [0-9]' trace)"
 	# calls with ranges that the kernel took
 	echo "advised_calls=$(grep -c 'process_madvise([0-9]*, \[{.*= [0-9]' trace)"
 	echo "rss_after=$(smaps_kb "$impostor" "$file" Rss)"
@@ -421,6 +430,7 @@ impostor_untouched() {
 	# the race really happened: the impostor had the PID while pmadvise waited
 	[ "$impostor" -eq "$target" ]
 	[ "$early" -eq 0 ]
+	[ "$same_layout" -eq 1 ]
 	# pmadvise noticed, said so, and advised nothing
 	[ "$rc" -eq 1 ]
 	grep -Eqx "pmadvise: PID $target: (process has exited|no such process)" "$BATS_TEST_TMPDIR/pm.err"
@@ -441,11 +451,15 @@ impostor_untouched() {
 @test "PID reused between pidfd_open and opening /proc/PID: the impostor is not advised" {
 	pid_reuse pidfd_open:delay_exit=3000000
 	impostor_untouched
+	# the pidfd check came before anything of the impostor was read
+	[ "$maps_reads" -eq 0 ]
 }
 
 @test "PID reused after the pidfd check, before the maps are read: the impostor is not advised" {
 	pid_reuse pidfd_send_signal:delay_exit=3000000
 	impostor_untouched
+	# /proc/PID, opened before, still shows the target, which has gone
+	[ "$maps_reads" -eq 0 ]
 }
 
 @test "PID reused after the maps are read and the probe, before the ranges: the impostor is not advised" {
@@ -465,7 +479,8 @@ import os, subprocess, sys
 helpers, pmadvise, tmp = sys.argv[1:4]
 
 def start(name):
-    p = subprocess.Popen([helpers + "/maptarget", "-d", tmp + "/" + name, "file=1M"],
+    p = subprocess.Popen(["setarch", os.uname().machine, "-R",
+                          helpers + "/maptarget", "-d", tmp + "/" + name, "file=1M"],
                          stdout=subprocess.PIPE, text=True)
     lines = [p.stdout.readline() for _ in range(2)]
     assert lines[1] == "ready\n", lines
@@ -480,13 +495,14 @@ def rss(pid, start):
         elif inside and first == "Rss:":
             return int(line.split()[1])
 
-target, _ = start("target")
+target, target_file = start("target")
 fd = os.pidfd_open(target.pid)
 target.kill()
 target.wait()
 with open("/proc/sys/kernel/ns_last_pid", "w") as f:
     f.write(str(target.pid - 1))
 impostor, file_start = start("impostor")
+assert file_start == target_file, "not the same layout"
 before = rss(impostor.pid, file_start)
 pm = subprocess.run([pmadvise, "-P", str(fd), "pageout", "--select", "all"],
                     pass_fds=[fd], capture_output=True, text=True)
