@@ -1143,8 +1143,9 @@ static void __attribute__((noreturn)) launch(const struct pmadvise *ctl, char **
 
 	if (prctl(PR_SET_MEMORY_MERGE, merge ? 1 : 0, 0, 0, 0) != 0) {
 		if (errno == EINVAL)
-			errx(EXIT_NOT_SUPPORTED, "this kernel has no PR_SET_MEMORY_MERGE: "
-			     "launcher mode needs Linux 6.4 or later with CONFIG_KSM");
+			errx(EXIT_NOT_SUPPORTED, "this kernel has no PR_SET_MEMORY_MERGE (Linux 6.4): "
+			     "launcher mode needs Linux 6.7 or later with CONFIG_KSM, "
+			     "where the flag is kept across exec");
 		if (errno == EPERM)
 			errx(EXIT_FAILURE, "PR_SET_MEMORY_MERGE: operation not permitted "
 			     "(refused by a seccomp filter or a security module)");

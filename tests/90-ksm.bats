@@ -271,7 +271,7 @@ NL=$nl" ]
 	[ "$(cat "$KSM/run")" = 1 ]
 }
 
-@test "launcher where the kernel has no PR_SET_MEMORY_MERGE: exit 2, the version named, the command not run" {
+@test "launcher where the kernel has no PR_SET_MEMORY_MERGE: exit 2, the versions named, the command not run" {
 	local advice ran="$BATS_TEST_TMPDIR/ran"
 	for advice in mergeable unmergeable; do
 		run --separate-stderr "$PMADVISE" "$advice" -- touch "$ran"
@@ -284,7 +284,7 @@ NL=$nl" ]
 		echo "$stderr"
 		[ "$status" -eq 2 ]
 		[ -z "$output" ]
-		[ "$stderr" = "pmadvise: this kernel has no PR_SET_MEMORY_MERGE: launcher mode needs Linux 6.4 or later with CONFIG_KSM" ]
+		[ "$stderr" = "pmadvise: this kernel has no PR_SET_MEMORY_MERGE (Linux 6.4): launcher mode needs Linux 6.7 or later with CONFIG_KSM, where the flag is kept across exec" ]
 		[ ! -e "$ran" ]
 	done
 }
