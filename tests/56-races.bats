@@ -231,7 +231,8 @@ churn_run() {
 	check_churn_runs "$BATS_TEST_TMPDIR/runs.txt"
 	# the races really happened: some rows met a range that had gone
 	cat "$BATS_TEST_TMPDIR"/run-*.json | jq -s '[.[].pmadvise[] | .status] | group_by(.) |
-		map({(.[0]): length}) | add'
+		map({(.[0]): length}) | add' | tee "$BATS_TEST_TMPDIR/counts"
+	jq -e '(.unmapped // 0) + (.failed // 0) > 0' "$BATS_TEST_TMPDIR/counts"
 }
 
 # rows_summary JSON: the STATUS ERRNO of its rows, runs of equal ones counted
