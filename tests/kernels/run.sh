@@ -14,6 +14,8 @@
 #                              (default ${XDG_CACHE_HOME:-~/.cache}/pmadvise-kernels)
 #   PMADVISE_KERNELS_TIMEOUT   seconds a guest may run (default 5400)
 #   PMADVISE_KERNELS_MEMORY    guest memory (default 4G)
+#   PMADVISE_KERNELS_KEEP=1    keep the results of the files this run does
+#                              not run (to run a few files again)
 #   PMADVISE_KERNELS_NATIVE_SKIP  .bats files the native leg leaves out (for
 #                              a shared machine: 90-ksm.bats changes global
 #                              KSM settings); the guests run them all
@@ -65,7 +67,13 @@ split_serial() {
 		'@@ uname '*) release=${line#@@ uname } ;;
 		'@@ features') cur=$dir/features.tsv; : >"$cur" ;;
 		'@@ begin '*) cur=$dir/tap/${line#@@ begin }.tap; : >"$cur" ;;
-		'@@ end '*) cur= ;;
+		'@@ end features') cur= ;;
+		'@@ end '*)
+			cur=
+			set -- ${line#@@ end }
+			{ grep -v "^$1 " "$dir/times" 2>/dev/null || true; echo "$1 $3"; } >"$dir/times.new"
+			mv "$dir/times.new" "$dir/times"
+			;;
 		'@@ '*) echo "$line" >&2 ;;
 		*) [[ -z $cur ]] || printf '%s\n' "$line" >>"$cur" ;;
 		esac
@@ -111,7 +119,8 @@ run_guest() {
 	kdir=$("$KERNELS_DIR/fetch-kernel.sh" "$series") || return 1
 	root_cpio=$("$KERNELS_DIR/mkroot.sh") || return 1
 	work=$KERNELS_CACHE/work/$series
-	rm -rf "$work" "$RESULTS/$series"
+	rm -rf "$work"
+	[[ ${PMADVISE_KERNELS_KEEP:-0} == 1 ]] || rm -rf "$RESULTS/$series"
 	mkdir -p "$work/stage" "$RESULTS/$series"
 	stage_payload "$work/stage" "$kdir"
 	(cd "$work/stage" && find . -print0 | cpio --null -o -H newc --quiet) >"$work/payload.cpio"
@@ -137,8 +146,9 @@ run_guest() {
 
 # run_native: the same on the running kernel.
 run_native() {
-	local dir=$RESULTS/native file start
-	rm -rf "$dir"
+	local dir=$RESULTS/native file start t
+	[[ ${PMADVISE_KERNELS_KEEP:-0} == 1 ]] || rm -rf "$dir"
+	rm -f "$dir/left-out"
 	mkdir -p "$dir/tap"
 	start=$(date +%s)
 	PMADVISE=$PMADVISE HELPERS=$HELPERS bash "$KERNELS_DIR/features.sh" >"$dir/features.tsv" 2>&1
@@ -149,8 +159,11 @@ run_native() {
 			continue
 		fi
 		log "native: $file"
+		t=$(date +%s)
 		(cd "$SRCDIR" && PMADVISE=$PMADVISE HELPERS=$HELPERS TESTS_SRCDIR=$TESTS_SRCDIR \
 			bats --tap "$TESTS_SRCDIR/$file" >"$dir/tap/$file.tap" 2>>"$dir/console.log") || true
+		{ grep -v "^$file " "$dir/times" 2>/dev/null || true; echo "$file $(($(date +%s) - t))"; } >"$dir/times.new"
+		mv "$dir/times.new" "$dir/times"
 	done
 	finish_leg native "$(uname -r)" "$start"
 }
@@ -164,7 +177,13 @@ finish_leg() {
 	else
 		counts=$(count_tap "${taps[@]}")
 	fi
-	echo "$release $counts $(($(date +%s) - start))" >"$RESULTS/$leg/summary"
+	# seconds: the leg's wall time; with PMADVISE_KERNELS_KEEP, the sum of
+	# the latest time of each file instead (boot not counted)
+	local seconds=$(($(date +%s) - start))
+	if [[ ${PMADVISE_KERNELS_KEEP:-0} == 1 && -f $RESULTS/$leg/times ]]; then
+		seconds=$(awk '{ s += $2 } END { print s + 0 }' "$RESULTS/$leg/times")
+	fi
+	echo "$release $counts $seconds" >"$RESULTS/$leg/summary"
 	# the failures, for the log
 	grep -H '^not ok' "${taps[@]}" 2>/dev/null | sed "s|^$RESULTS/||" >&2 || true
 }
