@@ -26,6 +26,9 @@ inject() {
 		shift
 	done
 	shift
+	# LeakSanitizer cannot work under ptrace: off for a sanitizer build
+	local ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+	export ASAN_OPTIONS
 	run --separate-stderr timeout 60 strace -f -qq -o "$trace" \
 		-e trace=process_madvise,pidfd_open,pidfd_send_signal "${args[@]}" "$@"
 	calls=$(grep -c 'process_madvise(' "$trace" || true)
