@@ -32,25 +32,15 @@ teardown() {
 }
 
 # start_ready NAME COMMAND [ARG...]: start COMMAND in the background with its
-# output in $BATS_TEST_TMPDIR/NAME.out and wait up to 10 s for its "ready"
-# line. Sets READY_PID; teardown kills what is left.
+# output in $BATS_TEST_TMPDIR/NAME.out (errors in NAME.out.err) and wait up to
+# 10 s for its "ready" line. Sets READY_PID; teardown kills what is left.
 start_ready() {
-	local name=$1 i
+	local name=$1
 	shift
-	"$@" >"$BATS_TEST_TMPDIR/$name.out" 2>"$BATS_TEST_TMPDIR/$name.err" 3>&- &
+	"$@" >"$BATS_TEST_TMPDIR/$name.out" 2>"$BATS_TEST_TMPDIR/$name.out.err" 3>&- &
 	READY_PID=$!
 	PROCS+=("$READY_PID")
-	for ((i = 0; i < 200; i++)); do
-		grep -qx ready "$BATS_TEST_TMPDIR/$name.out" && return 0
-		if ! process_alive "$READY_PID"; then
-			echo "$* failed:" >&2
-			cat "$BATS_TEST_TMPDIR/$name.err" >&2
-			return 1
-		fi
-		sleep 0.05
-	done
-	echo "$* not ready after 10 s" >&2
-	return 1
+	wait_ready "$BATS_TEST_TMPDIR/$name.out" "$READY_PID" "$*"
 }
 
 # status_field PID FIELD: a field of /proc/PID/status (TracerPid, Seccomp...).
@@ -225,8 +215,8 @@ print("ret", ret, "errno", ctypes.get_errno(), "elapsed %.3f" % (time.monotonic(
 	echo "$before -> $after"
 	((${after#count } > ${before#count }))
 	end_and_check "$READY_PID" 0
-	cat "$BATS_TEST_TMPDIR/count.err"
-	[ ! -s "$BATS_TEST_TMPDIR/count.err" ]
+	cat "$BATS_TEST_TMPDIR/count.out.err"
+	[ ! -s "$BATS_TEST_TMPDIR/count.out.err" ]
 }
 
 @test "threads blocked in read, poll and futex all go on; the read gets what is written after" {
@@ -247,7 +237,7 @@ print("ret", ret, "errno", ctypes.get_errno(), "elapsed %.3f" % (time.monotonic(
 	grep -qx "poll read: ping" "$BATS_TEST_TMPDIR/threads.out"
 	grep -qx "futex woken" "$BATS_TEST_TMPDIR/threads.out"
 	grep -qx "all threads done" "$BATS_TEST_TMPDIR/threads.out"
-	[ ! -s "$BATS_TEST_TMPDIR/threads.err" ]
+	[ ! -s "$BATS_TEST_TMPDIR/threads.out.err" ]
 }
 
 @test "python3 still answers on its pipe; per-range madvise on its anonymous mappings: every row ok" {

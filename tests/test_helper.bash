@@ -23,23 +23,30 @@ process_alive() {
 # and TARGET_OUT (the file holding its "LABEL START END [PATH]" lines).
 # Several targets may be started; region_* read the latest TARGET_OUT.
 start_target() {
-	local n=${#TARGET_PIDS[@]} i
+	local n=${#TARGET_PIDS[@]}
 	TARGET_OUT="$BATS_TEST_TMPDIR/target-$n.out"
 	# Close fd 3 so that bats does not wait for the target to exit.
 	"$HELPERS/maptarget" -d "$BATS_TEST_TMPDIR" "$@" >"$TARGET_OUT" 2>"$TARGET_OUT.err" 3>&- &
 	TARGET_PID=$!
 	TARGET_PIDS+=("$TARGET_PID")
+	wait_ready "$TARGET_OUT" "$TARGET_PID" "maptarget $*"
+}
+
+# wait_ready OUT PID WHAT: wait up to 10 s for a "ready" line in the file OUT
+# of process PID; fail, with OUT.err and WHAT the command, if PID dies or is late.
+wait_ready() {
+	local i
 	for ((i = 0; i < 200; i++)); do
-		grep -qx ready "$TARGET_OUT" && return 0
-		if ! process_alive "$TARGET_PID"; then
-			echo "maptarget $* failed:" >&2
-			cat "$TARGET_OUT.err" >&2
+		grep -qx ready "$1" && return 0
+		if ! process_alive "$2"; then
+			echo "$3 failed:" >&2
+			cat "$1.err" >&2
 			return 1
 		fi
 		sleep 0.05
 	done
-	echo "maptarget $* not ready after 10 s" >&2
-	cat "$TARGET_OUT.err" >&2
+	echo "$3 not ready after 10 s" >&2
+	cat "$1.err" >&2
 	return 1
 }
 

@@ -134,6 +134,20 @@ static int open_fifo(const char *dir, const char *name)
 	return fd;
 }
 
+/* Reads what is there on fd and prints it after `label`. */
+static void read_and_print(int fd, const char *label)
+{
+	char buf[64];
+	ssize_t n;
+
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		fail(2, label);
+	buf[n] = '\0';
+	printf("%s: %s", label, buf);
+	fflush(stdout);
+}
+
 static void *futex_thread(void *arg)
 {
 	(void) arg;
@@ -151,17 +165,10 @@ static void *poll_thread(void *arg)
 {
 	int fd = *(int *) arg;
 	struct pollfd p = { fd, POLLIN, 0 };
-	char buf[64];
-	ssize_t n;
 
 	if (poll(&p, 1, -1) != 1)
 		fail(2, "poll");
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		fail(2, "read after poll");
-	buf[n] = '\0';
-	printf("poll read: %s", buf);
-	fflush(stdout);
+	read_and_print(fd, "poll read");
 	__atomic_store_n(&futex_word, 1, __ATOMIC_SEQ_CST);
 	syscall(SYS_futex, &futex_word, FUTEX_WAKE, 1, NULL, NULL, 0);
 	return NULL;
@@ -171,8 +178,6 @@ static int run_threads(const char *dir)
 {
 	int main_fd = open_fifo(dir, "main.fifo"), poll_fd = open_fifo(dir, "poll.fifo");
 	pthread_t futex_tid, poll_tid;
-	char buf[64];
-	ssize_t n;
 
 	if (pthread_create(&futex_tid, NULL, futex_thread, NULL) != 0
 	    || pthread_create(&poll_tid, NULL, poll_thread, &poll_fd) != 0)
@@ -180,12 +185,7 @@ static int run_threads(const char *dir)
 	usleep(100000);		/* let them block first */
 	ready();
 	/* EINTR here would mean the injection let the read fail instead of restarting it */
-	n = read(main_fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		fail(2, "read");
-	buf[n] = '\0';
-	printf("main read: %s", buf);
-	fflush(stdout);
+	read_and_print(main_fd, "main read");
 	pthread_join(poll_tid, NULL);
 	pthread_join(futex_tid, NULL);
 	printf("all threads done\n");
