@@ -263,8 +263,8 @@ madvise_calls() {
 verdict() { awk "BEGIN { exit !($1) }" && echo yes || echo "**no**"; }
 # ratio A B: "A / B = R×" of two cases' CPU medians at N, with the wall-clock ratio
 ratio() {
-	echo "$(ms "${cmed[$1,$N]}") / $(ms "${cmed[$2,$N]}") ms = $(calc "%.2f" "${cmed[$1,$N]} / ${cmed[$2,$N]}")×" \
-		"(wall: $(calc "%.2f" "${med[$1,$N]} / ${med[$2,$N]}")×)"
+	echo "$(ms "${cmed[$1,$N]}") / $(ms "${cmed[$2,$N]}") ms = $(calc "%.3f" "${cmed[$1,$N]} / ${cmed[$2,$N]}")×" \
+		"(wall: $(calc "%.3f" "${med[$1,$N]} / ${med[$2,$N]}")×)"
 }
 # budget CASE REF: CASE against -q + 1.1 x REF (CPU medians), and the verdicts
 budget() {
