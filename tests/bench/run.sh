@@ -25,6 +25,7 @@
 #   scols   scols-only MAPS: libsmartcols alone printing the same table
 #   scols-J scols-only -J MAPS: the same as JSON
 #   measure pmadvise -p PID cold --select all -o +RSS,RSS-AFTER
+#   measure-q pmadvise -p PID cold --select all -q --summary: measured, no table
 #   smaps2  cat /proc/PID/smaps twice (how a user measures today)
 #
 # Each run is timed twice: its CPU time (user + system, from wait4) and its
@@ -55,7 +56,7 @@ floor=$build/tests/bench/floor
 handwritten=$build/tests/bench/handwritten
 scols_only=$build/tests/bench/scols-only
 handwritten_py=$here/handwritten.py
-CASES="q table json floor floor-a hand-c hand-py scols scols-J measure smaps2"
+CASES="q table json floor floor-a hand-c hand-py scols scols-J measure measure-q smaps2"
 
 die() { echo "bench: $*" >&2; exit 1; }
 
@@ -115,6 +116,7 @@ case_command() {
 	scols)   cmd=("$scols_only" "$workdir/maps") ;;
 	scols-J) cmd=("$scols_only" -J "$workdir/maps") ;;
 	measure) cmd=("${pm[@]}" -o +RSS,RSS-AFTER) ;;
+	measure-q) cmd=("${pm[@]}" -q --summary) ;;
 	smaps2)  cmd=(cat "/proc/$target_pid/smaps" "/proc/$target_pid/smaps") ;;
 	esac
 }
@@ -130,6 +132,7 @@ declare -A label=(
 	[scols]="libsmartcols alone, same table"
 	[scols-J]="libsmartcols alone, same JSON"
 	[measure]="\`pmadvise -o +RSS,RSS-AFTER\`"
+	[measure-q]="\`pmadvise -q --summary\` (measured, no table)"
 	[smaps2]="\`cat smaps\` twice"
 )
 declare -A times med lo hi cpus cmed clo chi rss calls advise_calls probes
