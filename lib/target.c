@@ -150,8 +150,12 @@ bool exit_is_expected(struct target *t, int error)
 
 /*
  * Pins the process race-free: the pidfd is taken first, then /proc/PID is
- * opened, then the pidfd confirms the process is still alive.  A live pidfd
- * keeps its PID from being reused, so the directory is that process's.
+ * opened, then the pidfd confirms the process is still alive.  A pidfd does
+ * not hold the PID: once the process is reaped, the number can go to another
+ * one (tests/56-races.bats makes that happen).  But a process still alive
+ * after /proc/PID was opened is the one the directory shows, and the
+ * directory of one that has exited stays empty: every later read goes
+ * through it, and the advice through the pidfd.
  */
 int pin_target(struct target *t, int pidfd)
 {
