@@ -1691,8 +1691,15 @@ int main(int argc, char **argv)
 		} else if (ctl.ncgroup_args && target_failures == 0) {
 			warnx("every process of the cgroup has exited: nothing to advise");
 		}
-		if (ctl.summary)
+		if (ctl.summary && ctl.json) {
+			/* -J: the totals say why there is no row, as JSON all the same */
+			char *member = summary_json(&ctl);
+
+			printf("{\n   %s\n}\n", member);
+			free(member);
+		} else if (ctl.summary) {
 			print_summary(&ctl);
+		}
 		/* no pidfd_open: this kernel is too old (SPEC §10: exit 2) */
 		return ctl.unsupported ? EXIT_NOT_SUPPORTED : EXIT_FAILURE;
 	}

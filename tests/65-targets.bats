@@ -594,6 +594,21 @@ long_run_stopped_by() {
 	[ "$(awk '{ print $1, $2 }' "$out")" = "$first ok" ]
 }
 
+@test "a cgroup in which nothing is selected: exit 1, and -J --summary still says so in JSON" {
+	make_cgroup v2 nothing
+	start_in_cgroup "$CGROUP" file=8K
+	run --separate-stderr count_madvise_calls "$PMADVISE" -c "$CGROUP" -J --summary cold \
+		-s path=/nonexistent/pmadvise-test
+	cat "$BATS_TEST_TMPDIR/cmd.out"
+	[ "$status" -eq 1 ] && [ "$output" -eq 0 ]
+	grep -F "pmadvise: nothing selected by --select 'path=/nonexistent/pmadvise-test' in any process" \
+		"$BATS_TEST_TMPDIR/cmd.out"
+	# the JSON on stdout, between the messages: the one process, and why it has no row
+	sed -n '/^{/,/^}/p' "$BATS_TEST_TMPDIR/cmd.out" | jq -e --argjson p "$TARGET_PID" \
+		'.summary.rows == 0 and (.summary.targets | length) == 1
+		 and .summary.targets[0].pid == $p and .summary.targets[0].note == "nothing selected"'
+}
+
 # on_pty FILE COMMAND...: run COMMAND on a pseudo-terminal (stdin, stdout and
 # stderr); what it wrote goes to FILE. Returns its exit status.
 on_pty() {
