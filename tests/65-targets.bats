@@ -90,6 +90,17 @@ remove_cgroups() {
 	CGROUPS=()
 }
 
+# jq_true [OPTION...] FILTER FILE: jq -e on FILE, failing also when FILE is
+# empty (jq -e succeeds when there is no input at all).
+jq_true() {
+	local file=${!#}
+	[ -s "$file" ] || {
+		echo "no JSON in $file" >&2
+		return 1
+	}
+	jq -e "$@"
+}
+
 # start_in_cgroup DIR SPEC...: start_target SPEC..., then move it into DIR.
 start_in_cgroup() {
 	local dir=$1
@@ -156,7 +167,7 @@ check_summary_matches_rows() {
 # check_json_summary_matches_rows FILE NTARGETS: the same for -J -b: each
 # object of .summary.targets counts that PID's rows of .pmadvise.
 check_json_summary_matches_rows() {
-	jq -e --argjson n "$2" '
+	jq_true --argjson n "$2" '
 		def counts: { rows: length,
 			ok: map(select(.status == "ok")) | length,
 			skipped: map(select(.status == "skipped")) | length,
@@ -197,7 +208,7 @@ check_twenty() {
 	[ "$rc" -eq 0 ]
 	[ ! -s "$err" ]
 	check_json_summary_matches_rows "$out" 20
-	jq -e '.summary.targets | all(.comm == "maptarget" and .exited == false)' "$out"
+	jq_true '.summary.targets | all(.comm == "maptarget" and .exited == false)' "$out"
 	[ "$(jq -r '.pmadvise[].pid' "$out" | uniq | wc -l)" -eq 20 ]
 }
 
@@ -363,7 +374,7 @@ check_stopped_many() {
 	[ "$(awk '{ print $2 }' "$BATS_TEST_TMPDIR/statuses" | tr '\n' ' ')" = "ok not-run " ]
 	[ "$((nok + nnr))" -eq "$MANY" ]
 	# ok rows advised their page; not-run rows nothing, and say why
-	jq -e --arg reason "$reason" '.pmadvise | all(
+	jq_true --arg reason "$reason" '.pmadvise | all(
 		(.status == "ok" and .advised == 4096 and .reason == null)
 		or (.status == "not-run" and .advised == 0 and .reason == $reason))' "$json"
 	jq -r --argjson k "$nok" '.pmadvise as $r
@@ -549,18 +560,18 @@ long_run_stopped_by() {
 	[ "$status" -eq 64 ]
 	[ "$(grep -c "PID $long" "$err")" -eq 1 ]
 	grep -x "pmadvise: PID $long: process has exited" "$err"
-	jq -e --argjson p "$long" '[.pmadvise[] | select(.pid == $p) | .status] | unique
+	jq_true --argjson p "$long" '[.pmadvise[] | select(.pid == $p) | .status] | unique
 		== ["not-run", "ok"]' "$out"
-	jq -e --argjson p "$long" '[.pmadvise[] | select(.pid == $p and .status == "not-run")]
+	jq_true --argjson p "$long" '[.pmadvise[] | select(.pid == $p and .status == "not-run")]
 		| all(.reason == "process has exited")' "$out"
-	jq -e --argjson p "$other" '[.pmadvise[] | select(.pid == $p) | .status] | unique
+	jq_true --argjson p "$other" '[.pmadvise[] | select(.pid == $p) | .status] | unique
 		== ["ok"]' "$out"
 	check_json_summary_matches_rows "$out" 2
-	jq -e '.summary.targets | all(.exited == false)' "$out"
+	jq_true '.summary.targets | all(.exited == false)' "$out"
 	# the exited one has no residency, the other one has
-	jq -e --argjson p "$long" '.summary.targets | map(select(.pid == $p))[0] | has("rss") | not' "$out"
-	jq -e --argjson p "$other" '.summary.targets | map(select(.pid == $p))[0] | has("rss-after")' "$out"
-	jq -e --argjson p "$other" '.summary as $s | $s.targets | map(select(.pid == $p))[0].rss
+	jq_true --argjson p "$long" '.summary.targets | map(select(.pid == $p))[0] | has("rss") | not' "$out"
+	jq_true --argjson p "$other" '.summary.targets | map(select(.pid == $p))[0] | has("rss-after")' "$out"
+	jq_true --argjson p "$other" '.summary as $s | $s.targets | map(select(.pid == $p))[0].rss
 		== $s.rss' "$out"
 }
 
@@ -595,6 +606,7 @@ long_run_stopped_by() {
 }
 
 @test "a cgroup in which nothing is selected: exit 1, and -J --summary still says so in JSON" {
+	local json
 	make_cgroup v2 nothing
 	start_in_cgroup "$CGROUP" file=8K
 	run --separate-stderr count_madvise_calls "$PMADVISE" -c "$CGROUP" -J --summary cold \
@@ -604,9 +616,11 @@ long_run_stopped_by() {
 	grep -F "pmadvise: nothing selected by --select 'path=/nonexistent/pmadvise-test' in any process" \
 		"$BATS_TEST_TMPDIR/cmd.out"
 	# the JSON on stdout, between the messages: the one process, and why it has no row
-	sed -n '/^{/,/^}/p' "$BATS_TEST_TMPDIR/cmd.out" | jq -e --argjson p "$TARGET_PID" \
-		'.summary.rows == 0 and (.summary.targets | length) == 1
-		 and .summary.targets[0].pid == $p and .summary.targets[0].note == "nothing selected"'
+	json=$(sed -n '/^{/,/^}/p' "$BATS_TEST_TMPDIR/cmd.out")
+	[ -n "$json" ]
+	jq -e --argjson p "$TARGET_PID" '.summary.rows == 0 and (.summary.targets | length) == 1
+		and .summary.targets[0].pid == $p and .summary.targets[0].note == "nothing selected"' \
+		<<<"$json"
 }
 
 # on_pty FILE COMMAND...: run COMMAND on a pseudo-terminal (stdin, stdout and
