@@ -901,7 +901,8 @@ static void print_summary(const struct pmadvise *ctl)
 	for (i = 0; summary_per_target(ctl) && i < ctl->ntargets; i++) {
 		const struct target *t = &ctl->targets[i];
 		/* one that exited before it was opened has no known name */
-		char *label = t->comm[0] ? xasprintf("PID %d (%s)%s", (int) t->pid, t->comm,
+		/* comm is the process's own to set: escape sequences included */
+		char *label = t->comm[0] ? xasprintf("PID %d (%s)%s", (int) t->pid, esc(t->comm),
 						     t->gone && t->npieces ? ", exited" : "")
 					 : xasprintf("PID %d", (int) t->pid);
 

@@ -287,3 +287,30 @@ CASES
 	expect_bad cr-inside "--maps $BATS_TEST_TMPDIR/maps: line 1:" \
 		-p "$TARGET_PID" cold --maps "$BATS_TEST_TMPDIR/maps"
 }
+
+@test "a target that names itself with control characters: escaped in the table and the --summary lines" {
+	local out="$BATS_TEST_TMPDIR/named.out" i
+	# comm is the process's own to set, up to 15 bytes: an escape sequence,
+	# a bell and a C1 control introducer
+	python3 -c 'import time
+with open("/proc/self/comm", "w") as f:
+    f.write("\x1b[7mev\x07il\x9b")
+print("ready", flush=True)
+time.sleep(1000)' >"$out" 3>&- &
+	TARGET_PIDS+=("$!")
+	for ((i = 0; i < 200; i++)); do
+		grep -qx ready "$out" && break
+		sleep 0.05
+	done
+	local named=${TARGET_PIDS[-1]}
+	# two targets: a summary line for each
+	run --separate-stderr "$PMADVISE" -p "$named,$TARGET_PID" --dry-run -s anon --summary \
+		-o PID,COMM,START cold
+	echo "$output"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	no_raw_controls "$output"
+	no_raw_controls "$stderr"
+	[[ "$output$stderr" == *"PID $named (\x1b[7mev\x07il\xc2\x9b)"* ]]
+	[[ "$output" == *"\x1b[7mev\x07il\xc2\x9b"* ]]
+}
