@@ -31,6 +31,11 @@ else
 fi
 
 teardown() {
+	# a long run that a failed check left behind (pmadvise goes on alone)
+	if [ -n "${STRACE_PID:-}" ]; then
+		kill -KILL "$STRACE_PID" 2>/dev/null || true
+		wait "$STRACE_PID" 2>/dev/null || true
+	fi
 	stop_targets
 	remove_cgroups
 }
