@@ -1354,13 +1354,10 @@ static void check_inject_usage(const struct pmadvise *ctl)
 		errx(EXIT_FAILURE, "--inject is only for mergeable and unmergeable, not '%s' "
 		     "(the kernel takes that one from another process: drop --inject)",
 		     ctl->advice.name);
-	if (!ctl->npid_args && !ctl->npidfd_args)
-		errx(EXIT_FAILURE, "--inject needs a running process: name it with --pid or "
-		     "--pidfd (to start a program with KSM, use 'pmadvise %s -- COMMAND')",
-		     ctl->advice.name);
-	if (ctl->ncgroup_args)
-		errx(EXIT_FAILURE, "--inject takes processes named by --pid or --pidfd, "
-		     "not --cgroup");
+	if (!has_targets(ctl))
+		errx(EXIT_FAILURE, "--inject needs a running process: name it with --pid, "
+		     "--pidfd or --cgroup (to start a program with KSM, use "
+		     "'pmadvise %s -- COMMAND')", ctl->advice.name);
 	if (!inject_supported())
 		errx(EXIT_NOT_SUPPORTED, "--inject is not supported on this architecture "
 		     "(it needs x86-64)");

@@ -370,7 +370,7 @@ NL=$nl" ]
 @test "--ksm-status needs a target and takes no advice" {
 	run --separate-stderr "$PMADVISE" --ksm-status
 	[ "$status" -eq 1 ]
-	grep -qF -- "--ksm-status needs --pid or --pidfd" <<<"$stderr"
+	grep -qF -- "--ksm-status needs --pid, --pidfd or --cgroup" <<<"$stderr"
 	run --separate-stderr "$PMADVISE" --ksm-status -p $$ mergeable
 	[ "$status" -eq 1 ]
 	grep -qF -- "--ksm-status takes no ADVICE or RANGE" <<<"$stderr"

@@ -106,7 +106,6 @@ slow_pmadvise() {
 	for args in "-p $TARGET_PID cold --inject --select all" \
 		"-p $TARGET_PID --inject --rule all=mergeable" \
 		"--inject mergeable --select all" \
-		"--inject --cgroup / -p $TARGET_PID mergeable --select all" \
 		"--inject --ksm-status -p $TARGET_PID"; do
 		# shellcheck disable=SC2086 # $args is several arguments
 		run --separate-stderr trace_pmadvise $args
@@ -121,7 +120,7 @@ slow_pmadvise() {
 	grep -qF "only for mergeable and unmergeable, not 'cold'" <<<"$stderr"
 	run --separate-stderr "$PMADVISE" --inject mergeable -- true
 	[ "$status" -eq 1 ]
-	grep -qF "needs a running process: name it with --pid or --pidfd" <<<"$stderr"
+	grep -qF "needs a running process: name it with --pid, --pidfd or --cgroup" <<<"$stderr"
 	grep -qF "'pmadvise mergeable -- COMMAND'" <<<"$stderr"
 	# --dry-run injects nothing
 	run --separate-stderr trace_pmadvise -p "$TARGET_PID" mergeable --inject --select anon --dry-run
