@@ -25,6 +25,10 @@ process_alive() {
 start_target() {
 	local n=${#TARGET_PIDS[@]}
 	TARGET_OUT="$BATS_TEST_TMPDIR/target-$n.out"
+	# Emptied here, not by the background job's redirection: after
+	# stop_targets the name is used again, and the wait below must not see
+	# the "ready" of the target before.
+	: >"$TARGET_OUT"
 	# Close fd 3 so that bats does not wait for the target to exit.
 	"$HELPERS/maptarget" -d "$BATS_TEST_TMPDIR" "$@" >"$TARGET_OUT" 2>"$TARGET_OUT.err" 3>&- &
 	TARGET_PID=$!
@@ -273,6 +277,7 @@ count_ranged_madvise_calls() {
 start_target_cmd() {
 	local n=${#TARGET_PIDS[@]} i comm
 	TARGET_OUT="$BATS_TEST_TMPDIR/target-$n.out"
+	: >"$TARGET_OUT"	# (see start_target)
 	# Close fd 3 so that bats does not wait for the target to exit.
 	"$@" >"$TARGET_OUT" 2>"$TARGET_OUT.err" 3>&- &
 	TARGET_PID=$!
