@@ -22,15 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
 
-#ifndef SYS_pidfd_open
-# define SYS_pidfd_open 434
-#endif
-#ifndef SYS_process_madvise
-# define SYS_process_madvise 440
-#endif
+#include "syscalls.h"
 
 #define BATCH_MAX_ENTRIES	1024
 #define MAX_RW_COUNT		UINT64_C(0x7ffff000)
