@@ -428,11 +428,18 @@ static struct span *piece_spans(const struct target *t, size_t *count)
 {
 	struct span *spans = xreallocarray(NULL, t->npieces, sizeof(*spans));
 	size_t n = 0, i, out = 0;
+	bool sorted = true;
 
-	for (i = 0; i < t->npieces; i++)
-		if (t->pieces[i].mapping)
-			spans[n++] = (struct span) { t->pieces[i].start, t->pieces[i].end };
-	qsort(spans, n, sizeof(*spans), span_cmp);
+	for (i = 0; i < t->npieces; i++) {
+		if (!t->pieces[i].mapping)
+			continue;
+		if (n && t->pieces[i].start < spans[n - 1].start)
+			sorted = false;
+		spans[n++] = (struct span) { t->pieces[i].start, t->pieces[i].end };
+	}
+	/* pieces are in address order but for unordered RANGEs: qsort only then */
+	if (!sorted)
+		qsort(spans, n, sizeof(*spans), span_cmp);
 	for (i = 0; i < n; i++) {
 		if (out && spans[i].start <= spans[out - 1].end) {
 			if (spans[i].end > spans[out - 1].end)
