@@ -78,6 +78,7 @@ max_maps=$(cat /proc/sys/vm/max_map_count)
 [ "$max_maps" -ge $((largest + 200)) ] ||
 	die "vm.max_map_count is $max_maps, too small for $largest mappings: sysctl -w vm.max_map_count=$((largest + 1000))"
 
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 workdir=$(mktemp -d "${TMPDIR:-/tmp}/pmadvise-bench.XXXXXX")
 target_pid=
 stop_target() {
@@ -296,6 +297,7 @@ report() {
 	echo "- Machine: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)," \
 		"$(nproc) CPUs, $(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM"
 	echo "- Kernel: $(uname -sr) ($(uname -m)); $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
+	echo "- Load average (1, 5, 15 min): $load_before before the run, $(cut -d' ' -f1-3 /proc/loadavg) after it"
 	echo "- pmadvise: $("$pmadvise" --version)"
 	echo "- Target: \`maptarget many=N anon=$BIG file=$BIG\`; advice $ADVICE; $REPS runs of each" \
 		"case, rotating.  CPU: user + system time of the command (wait4); wall: its wall clock."
