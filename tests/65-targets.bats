@@ -467,8 +467,9 @@ long_run_stopped_by() {
 	local json=$BATS_TEST_TMPDIR/out.json max=$((0x7ffff000)) size advised
 	start_target untouched=5G
 	size=$((0x$(region_end untouched) - 0x$(region_start untouched)))
-	# one call a second: the probe, then three chunks
-	SLOW=(-e trace=process_madvise -e inject=process_madvise:delay_exit=1000000)
+	# the probe, then three chunks; from the second chunk on, each call
+	# waits 5 s: the stop comes while the second one waits
+	SLOW=(-e trace=process_madvise -e inject=process_madvise:delay_exit=5000000:when=3+)
 	start_long_run "$json" "$BATS_TEST_TMPDIR/err" -p "$TARGET_PID" -J -b \
 		-o SIZE,ADVISED,STATUS cold "$(region_start untouched)"
 	wait_for_calls 2
@@ -480,8 +481,8 @@ long_run_stopped_by() {
 	[ "$(jq -r '.pmadvise[0].status' "$json")" = partial ]
 	[ "$(jq '.pmadvise[0].size' "$json")" -eq "$size" ]
 	advised=$(jq '.pmadvise[0].advised' "$json")
-	# whole chunks only: the stop came between two calls
-	[ "$advised" -gt 0 ] && [ "$advised" -lt "$size" ] && [ $((advised % max)) -eq 0 ]
+	# two whole chunks: the stop came between the second call and the third
+	[ "$advised" -eq $((2 * max)) ] && [ "$advised" -lt "$size" ]
 }
 
 @test "a second stop signal ends pmadvise at once, without the table" {
