@@ -306,13 +306,18 @@ int page_scan(struct page_scan *ps, const struct span *spans, size_t nspans)
 	return 0;
 }
 
-void page_scan_sum(const struct page_scan *ps, uint64_t start, uint64_t end,
+void page_scan_sum(struct page_scan *ps, uint64_t start, uint64_t end,
 		   struct residency *res)
 {
 	size_t lo = 0, hi = ps->nruns;
 
 	memset(res, 0, sizeof(*res));
-	/* the first run that ends above start */
+	/* pieces come in address order: where the last one stopped is the place */
+	if (ps->next_run <= ps->nruns
+	    && (ps->next_run == 0 || ps->runs[ps->next_run - 1].end <= start)
+	    && (ps->next_run == ps->nruns || ps->runs[ps->next_run].end > start))
+		lo = hi = ps->next_run;
+	/* else the first run that ends above start */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -334,6 +339,8 @@ void page_scan_sum(const struct page_scan *ps, uint64_t start, uint64_t end,
 		if (r->flags & RUN_HUGE)
 			res->huge += bytes;
 	}
+	/* the last run may reach into the next piece */
+	ps->next_run = lo && ps->runs[lo - 1].end > end ? lo - 1 : lo;
 }
 
 static int smaps_cmp(const void *a, const void *b)

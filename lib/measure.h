@@ -51,6 +51,7 @@ struct page_scan {
 	struct page_run *runs;
 	size_t nruns;
 	size_t alloc;
+	size_t next_run;	/* page_scan_sum's guess: where the last sum ended */
 };
 
 /* Opens /proc/PID/pagemap relative to the target's /proc directory. */
@@ -64,7 +65,7 @@ extern void page_scan_close(struct page_scan *ps);
 extern int page_scan(struct page_scan *ps, const struct span *spans, size_t nspans);
 
 /* Bytes of [start, end) in each category, from the last scan. */
-extern void page_scan_sum(const struct page_scan *ps, uint64_t start, uint64_t end,
+extern void page_scan_sum(struct page_scan *ps, uint64_t start, uint64_t end,
 			  struct residency *res);
 
 /* smaps fields that only smaps has, per whole mapping. */
