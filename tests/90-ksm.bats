@@ -44,9 +44,33 @@ launch_same_target() {
 }
 
 # require_launcher: skip unless the launcher can give a command KSM here: the
-# prctl, its flag kept across exec, and ksm_stat that shows the flag.
+# prctl, and its flag kept across exec.
 require_launcher() {
-	require_kernel memory-merge memory-merge-exec ksm-stat-merge-any
+	require_kernel memory-merge memory-merge-exec ksm-stat
+}
+
+# merge_any PID: "yes" when PID has the process-wide KSM flag: from
+# ksm_stat's ksm_merge_any, or, on kernels without that field (6.12), from
+# the "mg" (VM_MERGEABLE) that the flag puts in the VmFlags of its mappings
+# (a process started without it has none: maptarget does not madvise).
+merge_any() {
+	if kernel_has ksm-stat-merge-any; then
+		ksm_stat "$1" ksm_merge_any
+	elif grep -qE '^VmFlags:.* mg( |$)' "/proc/$1/smaps"; then
+		echo yes
+	else
+		echo no
+	fi
+}
+
+# ksm_status_flags VALUE: a jq condition on a --ksm-status row's merge-any and
+# mergeable cells for VALUE; empty cells where the kernel has no such field.
+ksm_status_flags() {
+	if kernel_has ksm-stat-merge-any; then
+		echo "(.\"merge-any\" == \"$1\" and .mergeable == \"$1\")"
+	else
+		echo '((."merge-any" // "") == "" and (.mergeable // "") == "")'
+	fi
 }
 
 @test "two copies started under 'pmadvise mergeable --' merge their identical pages" {
@@ -59,7 +83,7 @@ require_launcher() {
 	b=$TARGET_PID
 	# the flag came through the exec; KSM runs, so the launcher did not warn
 	for launched in "$a" "$b"; do
-		[ "$(ksm_stat "$launched" ksm_merge_any)" = yes ]
+		[ "$(merge_any "$launched")" = yes ]
 	done
 	[ ! -s "$BATS_TEST_TMPDIR/target-0.out.err" ]
 	[ ! -s "$BATS_TEST_TMPDIR/target-1.out.err" ]
@@ -73,8 +97,8 @@ require_launcher() {
 	jq -e --argjson a "$a" --argjson b "$b" --argjson min "$MIN_MERGED" '
 		(.ksm | length) == 2 and
 		([.ksm[].pid] == [$a, $b]) and
-		all(.ksm[]; .comm == "maptarget" and ."merge-any" == "yes" and
-			.mergeable == "yes" and ."merging-pages" >= $min and
+		all(.ksm[]; .comm == "maptarget" and '"$(ksm_status_flags yes)"' and
+			."merging-pages" >= $min and
 			.profit > 0 and ."rmap-items" >= ."merging-pages")' <<<"$output"
 }
 
@@ -94,14 +118,14 @@ require_launcher() {
 	wait_full_scans 2 30
 
 	for pid in "$plain1" "$plain2"; do
-		[ "$(ksm_stat "$pid" ksm_merge_any)" = no ]
+		[ "$(merge_any "$pid")" = no ]
 		[ "$(ksm_stat "$pid" ksm_merging_pages)" -eq 0 ]
 		[ "$(ksm_stat "$pid" ksm_rmap_items)" -eq 0 ]
 	done
 	run --separate-stderr "$PMADVISE" --ksm-status -J -p "$plain1,$plain2"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	jq -e 'all(.ksm[]; ."merge-any" == "no" and ."merging-pages" == 0) and
+	jq -e 'all(.ksm[]; '"$(ksm_status_flags no)"' and ."merging-pages" == 0) and
 		(.ksm | length) == 2' <<<"$output"
 }
 
@@ -133,6 +157,7 @@ require_launcher() {
 
 @test "unmergeable -- clears the flag that a merge-enabled parent passed on; mergeable -- sets it" {
 	require_launcher
+	require_kernel ksm-stat-merge-any
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	run --separate-stderr "$PMADVISE" mergeable -- sh -c '
 		grep "^ksm_merge_any" /proc/self/ksm_stat
@@ -305,6 +330,7 @@ NL=$nl" ]
 	local plain launched key col row pid
 	local -a fields
 	require_launcher
+	require_kernel ksm-stat-merge-any
 	require_ksm_control
 	# KSM stopped: nothing changes between pmadvise's reading and ours
 	ksm_set run 0
