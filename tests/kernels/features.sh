@@ -82,8 +82,11 @@ if "$PMADVISE" mergeable -- true 2>/dev/null; then
 		else
 			printf 'launcher: flag kept across exec\tlost at exec\n'
 		fi
+	elif "$PMADVISE" mergeable -- grep -qE '^VmFlags:.* mg( |$)' /proc/self/smaps 2>/dev/null; then
+		# no ksm_merge_any in ksm_stat (6.12): the flag marks the mappings VM_MERGEABLE
+		printf 'launcher: flag kept across exec\tok\n'
 	else
-		printf 'launcher: flag kept across exec\tnot visible: no ksm_merge_any in /proc/PID/ksm_stat\n'
+		printf 'launcher: flag kept across exec\tlost at exec\n'
 	fi
 fi
 
