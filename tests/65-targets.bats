@@ -427,30 +427,39 @@ long_run_stopped_by() {
 }
 
 @test "--timeout 0.5 on a 3 s run: exit 124 within 2 s, the table says what was done, smaps agrees" {
-	local json=$BATS_TEST_TMPDIR/out.json err=$BATS_TEST_TMPDIR/err t0 t1 calls limit
-	# the same 3 s, from 20 calls of 150 ms: a third of the maps to read
-	# first, so that some calls are made within 0.5 s on a loaded machine too
+	local json=$BATS_TEST_TMPDIR/out.json err=$BATS_TEST_TMPDIR/err t0 t1 calls limit try
+	# the same 3 s, from 20 calls of 150 ms: a third of the maps to read first
 	local MANY=20000
 	local SLOW=(-e trace=process_madvise -e inject=process_madvise:delay_exit=150000)
-	start_many
-	t0=$(date +%s.%N)
-	start_long_run "$json" "$err" -p "$TARGET_PID" --timeout 0.5 -J -b \
-		-o START,ADVISED,STATUS,REASON cold "$MANY_START-$MANY_END"
-	finish_long_run
-	t1=$(date +%s.%N)
-	cat "$err"
-	echo "took $(echo "$t1 - $t0" | bc) s"
-	[ "$status" -eq 124 ]
-	# the whole run would make 21 calls (the probe and 20 of 150 ms); the stop
-	# came after about 3
-	calls=$(grep -c 'process_madvise(.*) = [0-9]' "$BATS_TEST_TMPDIR/long.log") || true
-	echo "$calls calls"
-	[ "$calls" -lt 10 ]
-	# a sanitized build lays out the 60 000-row table several times slower
+	# a sanitized build lays out the table several times slower
 	limit=2
 	[ -z "${ASAN_OPTIONS:-}" ] || limit=4
-	[ "$(echo "$t1 - $t0 < $limit" | bc)" -eq 1 ]
-	grep -Fx "pmadvise: stopped: --timeout expired before everything was advised" "$err"
+	# On a machine loaded many times over, pmadvise may not even get to its
+	# first call within 0.5 s: that run is checked too (nothing advised,
+	# nothing said to be), and another is made, up to 3, for one that stops
+	# between calls.
+	for ((try = 1; try <= 3; try++)); do
+		start_many
+		t0=$(date +%s.%N)
+		start_long_run "$json" "$err" -p "$TARGET_PID" --timeout 0.5 -J -b \
+			-o START,ADVISED,STATUS,REASON cold "$MANY_START-$MANY_END"
+		finish_long_run
+		t1=$(date +%s.%N)
+		cat "$err"
+		echo "try $try: took $(echo "$t1 - $t0" | bc) s"
+		[ "$status" -eq 124 ]
+		[ "$(echo "$t1 - $t0 < $limit" | bc)" -eq 1 ]
+		grep -Fx "pmadvise: stopped: --timeout expired before everything was advised" "$err"
+		# the whole run would make 21 calls (the probe and 20 of 150 ms)
+		calls=$(grep -c 'process_madvise(.*) = [0-9]' "$BATS_TEST_TMPDIR/long.log") || true
+		echo "$calls calls"
+		[ "$calls" -lt 10 ]
+		[ "$(jq '[.pmadvise[] | select(.status == "ok")] | length' "$json")" -gt 0 ] && break
+		# no row advised: every one not-run, and smaps agrees
+		[ "$(jq -r '.pmadvise[].status' "$json" | grep -cvx not-run)" -eq 0 ]
+		[ "$(referenced_mappings "$TARGET_PID" "$MANY_START" "$MANY_END")" -eq "$MANY" ]
+		stop_targets
+	done
 	check_stopped_many "$json" "stopped: --timeout expired"
 }
 
