@@ -276,6 +276,23 @@ answer ONE
 answer TWO" ]
 }
 
+# wait_in_first_ptrace PID: until pmadvise, run by strace as PID or as its
+# child (the strace wrapper of test_helper.bash is a subshell), sits in its
+# first ptrace call, held there by the delay: it has read the maps by then.
+wait_in_first_ptrace() {
+	local i p child nr
+	for ((i = 0; i < 400; i++)); do
+		for p in "$1" $(pgrep -P "$1"); do
+			child=$(pgrep -P "$p" -x pmadvise) || continue
+			read -r nr _ <"/proc/$child/syscall" 2>/dev/null || continue
+			[ "$nr" = 101 ] && return 0	# ptrace on x86-64
+		done
+		sleep 0.025
+	done
+	echo "pmadvise did not reach its first ptrace call" >&2
+	return 1
+}
+
 @test "per-range mode: each row has the target's own errno (a page unmapped before the injection)" {
 	local a b c pm rc=0
 	start_ready unmap "$HELPERS/injectee" unmap
@@ -287,7 +304,7 @@ answer TWO" ]
 		"$PMADVISE" -p "$READY_PID" mergeable --inject -J -b -o START,STATUS,ERRNO,ADVISED \
 		"$a" "$b" "$c" >"$BATS_TEST_TMPDIR/pm.out" 2>"$BATS_TEST_TMPDIR/pm.err" &
 	pm=$!
-	sleep 0.5
+	wait_in_first_ptrace "$pm"
 	kill -USR1 "$READY_PID"
 	wait "$pm" || rc=$?
 	cat "$BATS_TEST_TMPDIR/pm.out" "$BATS_TEST_TMPDIR/pm.err"
