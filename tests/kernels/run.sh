@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
+# run.sh --table [LEG...]: print the table of the latest results again,
+# recounted from their TAP files (after files were run again separately).
 # run.sh [LEG...]: run the bats suite on Debian's kernels under qemu (TCG) and
 # on this machine's kernel, and print a table kernel x (passed, failed,
 # skipped, seconds).  LEGs: 5.10 6.1 6.12 native (default: all of them).
@@ -38,6 +40,11 @@ fi
 BATS_FILES=$(for f in $BATS_FILES; do basename "$f"; done | tr '\n' ' ')
 TIMEOUT=${PMADVISE_KERNELS_TIMEOUT:-5400}
 MEMORY=${PMADVISE_KERNELS_MEMORY:-4G}
+TABLE_ONLY=0
+if [[ ${1:-} == --table ]]; then
+	TABLE_ONLY=1
+	shift
+fi
 LEGS=("$@")
 [[ ${#LEGS[@]} -gt 0 ]] || LEGS=("${KERNEL_SERIES[@]}" native)
 RESULTS=$KERNELS_CACHE/results
@@ -190,6 +197,12 @@ finish_leg() {
 
 mkdir -p "$RESULTS"
 for leg in "${LEGS[@]}"; do
+	if [[ $TABLE_ONLY == 1 ]]; then
+		[[ -d $RESULTS/$leg/tap ]] || continue
+		read -r release _ <"$RESULTS/$leg/summary" || release=?
+		PMADVISE_KERNELS_KEEP=1 finish_leg "$leg" "$release" "$(date +%s)" 2>/dev/null
+		continue
+	fi
 	case $leg in
 	native) run_native ;;
 	*) [[ -n ${KERNEL_DEBIAN[$leg]:-} ]] || die "unknown leg '$leg' (legs: ${KERNEL_SERIES[*]} native)"
