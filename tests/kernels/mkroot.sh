@@ -11,7 +11,7 @@
 # /init (modules, the scratch disk).  No valgrind: far too slow under TCG
 # (its tests skip, naming it).
 PACKAGES=(bash bats strace util-linux util-linux-extra libsmartcols1 python3
-	jq procps kmod e2fsprogs mawk bash-completion)
+	jq procps kmod e2fsprogs mawk bash-completion bc)
 
 command -v debootstrap >/dev/null || die "debootstrap is not installed (apt-get install debootstrap)"
 root=$KERNELS_CACHE/root
