@@ -127,7 +127,7 @@ slow_pmadvise() {
 	[ "$status" -eq 0 ]
 	[ "$(count_ptrace PTRACE_SEIZE)" -eq 0 ]
 	untraced_and_running "$TARGET_PID"
-	[ "$(ksm_stat "$TARGET_PID" ksm_mergeable)" = no ]
+	! kernel_has ksm-stat-merge-any || [ "$(ksm_stat "$TARGET_PID" ksm_mergeable)" = no ]
 }
 
 @test "remote mergeable without --inject: exit 2, and the message names --inject" {
@@ -142,6 +142,8 @@ slow_pmadvise() {
 
 @test "sleep 3, injected 1.5 s in: merge-any on, and sleep still exits 0 after 3 s" {
 	local start end rc=0 elapsed pid
+	# the prctl, and the ksm_stat fields these checks read
+	require_kernel memory-merge ksm-stat-merge-any
 	start=$EPOCHREALTIME
 	sleep 3 3>&- &
 	pid=$!
@@ -165,6 +167,8 @@ slow_pmadvise() {
 
 @test "a raw nanosleep(2 s), injected mid-call, returns 0 after 2 s: no EINTR, no restart from scratch" {
 	local line
+	# the prctl, and the ksm_stat fields these checks read
+	require_kernel memory-merge ksm-stat-merge-any
 	# shellcheck disable=SC2016 # python, not shell
 	start_ready nanosleep python3 -c '
 import ctypes, time
@@ -191,6 +195,8 @@ print("ret", ret, "errno", ctypes.get_errno(), "elapsed %.3f" % (time.monotonic(
 
 @test "a busy counter keeps counting, its invariant intact, after 100 injections in a row" {
 	local i before after advice
+	# the prctl, and the ksm_stat fields these checks read
+	require_kernel memory-merge
 	start_ready count "$HELPERS/injectee" count
 	for ((i = 0; i < 100; i++)); do
 		advice=mergeable
@@ -220,6 +226,8 @@ print("ret", ret, "errno", ctypes.get_errno(), "elapsed %.3f" % (time.monotonic(
 
 @test "threads blocked in read, poll and futex all go on; the read gets what is written after" {
 	local dir="$BATS_TEST_TMPDIR/fifos"
+	# the prctl, and the ksm_stat fields these checks read
+	require_kernel memory-merge ksm-stat-merge-any
 	mkdir "$dir"
 	start_ready threads "$HELPERS/injectee" threads "$dir"
 	run --separate-stderr "$PMADVISE" -p "$READY_PID" mergeable --inject --select all
@@ -241,6 +249,8 @@ print("ret", ret, "errno", ctypes.get_errno(), "elapsed %.3f" % (time.monotonic(
 
 @test "python3 still answers on its pipe; per-range madvise on its anonymous mappings: every row ok" {
 	local fifo="$BATS_TEST_TMPDIR/py.fifo" rows writer
+	# the prctl, and the ksm_stat fields these checks read
+	require_kernel memory-merge ksm-stat-merge-any
 	mkfifo "$fifo"
 	# read-write: opening it waits for no reader, and python's open no writer
 	exec {writer}<>"$fifo"
@@ -336,6 +346,8 @@ wait_in_first_ptrace() {
 }
 
 @test "a stopped (SIGSTOP) target is still stopped afterwards, and goes on after SIGCONT" {
+	# the prctl, and the ksm_stat fields these checks read
+	require_kernel memory-merge ksm-stat-merge-any
 	start_ready count "$HELPERS/injectee" count
 	kill -STOP "$READY_PID"
 	sleep 0.2
@@ -356,6 +368,8 @@ wait_in_first_ptrace() {
 }
 
 @test "seccomp filter that kills on prctl: suspended with CAP_SYS_ADMIN, the target survives" {
+	# the prctl, and the ksm_stat fields these checks read
+	require_kernel memory-merge ksm-stat-merge-any
 	start_ready seccomp "$HELPERS/injectee" seccomp-prctl
 	[ "$(status_field "$READY_PID" Seccomp)" -eq 2 ]
 	run --separate-stderr "$PMADVISE" -p "$READY_PID" mergeable --inject --select all
@@ -369,6 +383,8 @@ wait_in_first_ptrace() {
 }
 
 @test "seccomp filter without CAP_SYS_ADMIN: a refusal that names seccomp, the target untouched" {
+	# the prctl, and the ksm_stat fields these checks read
+	require_kernel memory-merge ksm-stat-merge-any
 	start_ready seccomp "$HELPERS/injectee" seccomp-prctl
 	run --separate-stderr setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin \
 		"$PMADVISE" -p "$READY_PID" mergeable --inject --select all
@@ -385,6 +401,8 @@ wait_in_first_ptrace() {
 
 @test "a target under strace -p: a refusal that names the tracer, the target untouched" {
 	local tracer i
+	# the prctl, and the ksm_stat fields these checks read
+	require_kernel memory-merge ksm-stat-merge-any
 	start_target anon=1M
 	command strace -qq -p "$TARGET_PID" -o /dev/null 3>&- &
 	tracer=$!
@@ -425,6 +443,8 @@ wait_in_first_ptrace() {
 
 @test "SIGTERM to pmadvise mid-injection: the call finishes, the target is let go and keeps running" {
 	local rc=0
+	# the prctl, and the ksm_stat fields these checks read
+	require_kernel ksm-stat-merge-any
 	start_target many=3000
 	slow_pmadvise -p "$TARGET_PID" mergeable --inject --select 'anon,max-size=4K' -J -o STATUS
 	sleep 1
@@ -444,6 +464,8 @@ wait_in_first_ptrace() {
 
 @test "KSM end to end: two running copies, injected afterwards, merge their identical pages" {
 	local a b merged_a merged_b page same_pages min_merged
+	# the prctl, and the ksm_stat fields these checks read
+	require_kernel memory-merge ksm-stat-merge-any
 	same_pages=$((64 * 1024 * 1024 / PAGE))
 	min_merged=$((same_pages * 3 / 4))
 	ksm_start
