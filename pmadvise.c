@@ -896,6 +896,8 @@ static const char *no_rows_reason(const struct target *t)
 		return "exited before it was advised";
 	if (t->none_selected)
 		return "nothing selected";
+	if (t->error == ECANCELED)
+		return "not opened: stopped before its turn";
 	return "not advised (see the message above)";
 }
 
@@ -1286,13 +1288,24 @@ static bool has_rows(const struct pmadvise *ctl)
 	return false;
 }
 
+static bool has_stopped_rows(const struct pmadvise *ctl)
+{
+	size_t i, j;
+
+	for (i = 0; i < ctl->ntargets; i++)
+		for (j = 0; j < ctl->targets[i].npieces; j++)
+			if (ctl->targets[i].pieces[j].error == ECANCELED)
+				return true;
+	return false;
+}
+
 static int exit_status(const struct pmadvise *ctl, size_t target_failures)
 {
 	struct totals tt;
 	size_t failed;
 
 	/* a stop asked for by the user or --timeout wins: the table says what got done */
-	if (stop_signal)
+	if (ctl->stopped)
 		return stop_exit_status(stop_signal);
 	count_totals(ctl, &tt);
 	/* rows of a cgroup's process that exited are no failure: it just went away */
@@ -1629,6 +1642,9 @@ int main(int argc, char **argv)
 	catch_stop_signals();
 	if (arm_timeout(timeout) != 0)
 		err(EXIT_FAILURE, "cannot set the --timeout timer");
+	/* the line appears once the run has lasted a second, opening included */
+	progress_init(&ctl.progress, progress == 1 || (progress == -1 && !ctl.quiet
+				     && !ctl.json && !ctl.dry_run && isatty(STDERR_FILENO)));
 	add_targets(&ctl);
 	keep_files_open(ctl.ntargets);
 	/* several targets: rows need their PID, unless the columns were chosen */
@@ -1646,6 +1662,12 @@ int main(int argc, char **argv)
 		struct target *t = &ctl.targets[i];
 		int rc;
 
+		/* hundreds of processes take a while to open: a stop is honoured here too */
+		if (stop_signal) {
+			t->error = ECANCELED;
+			ctl.stopped = true;
+			continue;
+		}
 		rc = t->pidfd >= 0 ? pin_target(t, t->pidfd) : open_target(t);
 		if (rc == -ENOSYS)
 			ctl.unsupported = true;
@@ -1705,12 +1727,14 @@ int main(int argc, char **argv)
 		} else if (ctl.summary) {
 			print_summary(&ctl);
 		}
+		if (ctl.stopped) {
+			warnx("%s before anything was advised", stop_reason(stop_signal));
+			return stop_exit_status(stop_signal);
+		}
 		/* no pidfd_open: this kernel is too old (SPEC §10: exit 2) */
 		return ctl.unsupported ? EXIT_NOT_SUPPORTED : EXIT_FAILURE;
 	}
 
-	progress_init(&ctl.progress, progress == 1 || (progress == -1 && !ctl.quiet
-				     && !ctl.json && !ctl.dry_run && isatty(STDERR_FILENO)));
 	for (i = 0; i < ctl.ntargets; i++, ctl.targets_done++) {
 		struct target *t = &ctl.targets[i];
 		size_t j;
@@ -1741,7 +1765,9 @@ int main(int argc, char **argv)
 	}
 	release_stop_signals();
 	progress_clear(&ctl.progress);
-	if (stop_signal)
+	/* a stop that came after the last call, or in a dry run, stopped nothing */
+	ctl.stopped = ctl.stopped || has_stopped_rows(&ctl);
+	if (ctl.stopped)
 		warnx("%s before everything was advised", stop_reason(stop_signal));
 
 	if (ctl.summary && ctl.json) {

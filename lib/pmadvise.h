@@ -230,6 +230,7 @@ struct pmadvise {
 	size_t ncgroup_args;
 	bool recursive;
 
+	bool stopped;			/* a stop request left work undone */
 	struct progress progress;
 	uint64_t selected_bytes;	/* of every target, for the progress line */
 	uint64_t advised_bytes;
