@@ -797,7 +797,8 @@ progress_lines() {
 	start_target anon=64K anon=64K
 	# the second call (the one with ranges; the probe has none) is held 1 s on entry
 	set -m
-	"${DEFAULT_SIGINT[@]}" strace -f -qq -o /dev/null -e trace=process_madvise \
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		"${DEFAULT_SIGINT[@]}" strace -f -qq -o /dev/null -e trace=process_madvise \
 		-e inject=process_madvise:delay_enter=1000000:when=2 \
 		"$PMADVISE" -p "$TARGET_PID" -r -n -o STATUS cold \
 		"$(region_start anon)-$(region_end anon)" "$(region_start anon.2)-$(region_end anon.2)" \
