@@ -608,34 +608,21 @@ static const char *measured_delta(const struct pmadvise *ctl, const struct piece
 	return buf;
 }
 
-/* The row of --inject --select all: one prctl for the whole process, no addresses. */
-static char *whole_process_cell(const struct target *t, const struct piece *pc, int col)
-{
-	switch (col) {
-	case COL_PID:
-		return xasprintf("%d", (int) t->pid);
-	case COL_COMM:
-		return xstrdup(t->comm);
-	case COL_ADVICE:
-		return xasprintf("%s (prctl)", pc->advice->name);
-	case COL_STATUS:
-		return xstrdup(status_names[pc->status]);
-	case COL_ERRNO:
-		return pc->error && strerrorname_np(pc->error) ? xstrdup(strerrorname_np(pc->error))
-							       : NULL;
-	case COL_REASON:
-		return pc->reason ? xstrdup(pc->reason) : NULL;
-	default:
-		return NULL;
-	}
-}
-
 static const char *cell_text(const struct pmadvise *ctl, const struct target *t,
 			     const struct piece *pc, int col, char *buf)
 {
 	const struct maps_entry *m = pc->mapping;
-	const struct piece_measure *pm = measure_of(t, pc);
+	const struct piece_measure *pm;
 
+	/* the row of --inject --select all: one prctl for the whole process, no addresses */
+	if (pc->whole_process && col == COL_ADVICE) {
+		snprintf(buf, CELL_LEN, "%s (prctl)", pc->advice->name);
+		return buf;
+	}
+	if (pc->whole_process && col != COL_PID && col != COL_COMM && col != COL_STATUS
+	    && col != COL_ERRNO && col != COL_REASON)
+		return NULL;
+	pm = measure_of(t, pc);
 	switch (col) {
 	case COL_PID:
 		return decimal_text((uint64_t) t->pid, buf);
@@ -751,20 +738,10 @@ static void print_table(const struct pmadvise *ctl, const char *json_extra)
 			if (!ln)
 				err(EXIT_FAILURE, "cannot create a table line");
 			for (k = 0; k < ctl->ncolumns; k++) {
-				char buf[CELL_LEN], *data;
-				const char *text;
-				int rc = 0;
+				char buf[CELL_LEN];
+				const char *text = cell_text(ctl, t, pc, ctl->columns[k], buf);
 
-				if (pc->whole_process) {
-					data = whole_process_cell(t, pc, ctl->columns[k]);
-					if (data)
-						rc = scols_line_refer_data(ln, k, data);
-				} else {
-					text = cell_text(ctl, t, pc, ctl->columns[k], buf);
-					if (text)
-						rc = scols_line_set_data(ln, k, text);
-				}
-				if (rc != 0)
+				if (text && scols_line_set_data(ln, k, text) != 0)
 					err(EXIT_FAILURE, "cannot fill the table");
 			}
 		}

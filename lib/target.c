@@ -223,7 +223,6 @@ int open_target(struct target *t)
 /* --pidfd FD: the PID behind it comes from /proc/self/fdinfo/FD. */
 static void add_pidfd(struct pmadvise *ctl, const char *arg)
 {
-	struct target *t;
 	char path[64], *text, *p, *end;
 	long fd, pid;
 	struct stat st;
@@ -249,13 +248,7 @@ static void add_pidfd(struct pmadvise *ctl, const char *arg)
 		errx(EXIT_FAILURE, "--pidfd %ld: the process behind it has exited", fd);
 	if (pid == 0)
 		errx(EXIT_FAILURE, "--pidfd %ld: the process is in another PID namespace", fd);
-
-	ctl->targets = xreallocarray(ctl->targets, ctl->ntargets + 1, sizeof(*ctl->targets));
-	t = &ctl->targets[ctl->ntargets++];
-	memset(t, 0, sizeof(*t));
-	t->pid = (pid_t) pid;
-	t->pidfd = (int) fd;
-	t->procfd = -1;
+	new_target(ctl, (pid_t) pid)->pidfd = (int) fd;
 }
 
 /* --cgroup DIR: every process in it (and below it, with --recursive) but pmadvise. */
