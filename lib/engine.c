@@ -199,15 +199,15 @@ static void advise_target(struct pmadvise *ctl, struct target *t, const struct a
 		ssize_t ret;
 		size_t n;
 
-		/* a stop request is honoured between calls, never inside one's books */
-		if (stop_signal) {
-			stop_target(t, ECANCELED);
-			break;
-		}
 		skip_done(t, advice, &c);
 		n = fill_batch(ctl, t, advice, c, iov, owner, &total);
 		if (n == 0)
 			break;
+		/* a stop request is honoured between calls (with work left), never inside one's books */
+		if (stop_signal) {
+			stop_target(t, ECANCELED);
+			break;
+		}
 
 		ret = sys_process_madvise(t->pidfd, iov, n, advice->value);
 		if (ret > 0)
