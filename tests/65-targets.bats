@@ -432,8 +432,8 @@ long_run_stopped_by() {
 	local MANY=20000
 	local SLOW=(-e trace=process_madvise -e inject=process_madvise:delay_exit=150000)
 	# a sanitized build lays out the table several times slower
-	limit=2
-	[ -z "${ASAN_OPTIONS:-}" ] || limit=4
+	limit=$(scaled 2)
+	[ -z "${ASAN_OPTIONS:-}" ] || limit=$(scaled 4)
 	# On a machine loaded many times over, pmadvise may not even get to its
 	# first call within 0.5 s: that run is checked too (nothing advised,
 	# nothing said to be), and another is made, up to 3, for one that stops
@@ -467,9 +467,10 @@ long_run_stopped_by() {
 	local err=$BATS_TEST_TMPDIR/err
 	start_target many=$MANY
 	# the calls take well under 2 s; the reader holds the table back for 3.5 s
-	run bash -c '"$1" -p "$2" --timeout 2 -r -n -o STATUS cold "$3" 2>"$4" |
-		{ sleep 3.5; grep -c ok; }; exit "${PIPESTATUS[0]}"' \
-		sh "$PMADVISE" "$TARGET_PID" "$(region_start many)-$(region_end many)" "$err"
+	run bash -c '"$1" -p "$2" --timeout "$5" -r -n -o STATUS cold "$3" 2>"$4" |
+		{ sleep "$6"; grep -c ok; }; exit "${PIPESTATUS[0]}"' \
+		sh "$PMADVISE" "$TARGET_PID" "$(region_start many)-$(region_end many)" "$err" \
+		"$(scaled 2)" "$(scaled 3.5)"
 	cat "$err"
 	echo "$output"
 	[ "$output" -eq "$MANY" ]

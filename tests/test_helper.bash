@@ -5,11 +5,26 @@
 #   PMADVISE      absolute path of the pmadvise binary under test
 #   HELPERS       absolute path of the built tests/helpers directory
 #   TESTS_SRCDIR  absolute path of the tests source directory
+#   PMADVISE_TEST_TIME_SCALE
+#                 optional factor (default 1) for the few tests whose windows
+#                 are wall-clock time: an emulated kernel (tests/kernels)
+#                 runs several times slower and sets it
 
 : "${PMADVISE:?PMADVISE is not set; run the suite with make check}"
 : "${HELPERS:?HELPERS is not set; run the suite with make check}"
 
 TARGET_PIDS=()
+
+# scaled SECONDS: SECONDS times PMADVISE_TEST_TIME_SCALE, for windows of
+# wall-clock time that a slow machine needs wider (prints a decimal).
+scaled() {
+	awk -v s="$1" -v f="${PMADVISE_TEST_TIME_SCALE:-1}" 'BEGIN { printf "%g\n", s * f }'
+}
+
+# scaled_us SECONDS: the same in whole microseconds (for strace's delay_*).
+scaled_us() {
+	awk -v s="$1" -v f="${PMADVISE_TEST_TIME_SCALE:-1}" 'BEGIN { printf "%d\n", s * f * 1000000 }'
+}
 
 # process_alive PID: true while PID exists and is not a zombie.
 process_alive() {
