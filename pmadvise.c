@@ -713,39 +713,140 @@ static struct libscols_table *new_table(const struct pmadvise *ctl, const char *
 	return tb;
 }
 
+/*
+ * libsmartcols keeps every cell of a table in memory, about 100 bytes each:
+ * 50 MiB for 60 000 rows with measurements, and memory that is touched for
+ * the first time costs page faults.  A table that goes to a file or a pipe is
+ * therefore printed TABLE_SLICE rows at a time, through the same lines, each
+ * slice with the widths measured over all rows beforehand, so that the bytes
+ * are those of one table.  On a terminal libsmartcols may narrow columns to
+ * fit it, which needs the whole table; cells it would encode (anything but
+ * printable ASCII, or a backslash) have width rules of their own; JSON is one
+ * document: all three are printed as one table.
+ */
+#define TABLE_SLICE	1024
+
+/* One table's column widths, as libsmartcols lays them out when the output is
+ * not a terminal: the widest cell; the header's width where that is wider;
+ * else an absolute width hint where the hint is wider than both.  False when
+ * the rows cannot be printed in slices. */
+static bool slice_widths(const struct pmadvise *ctl, size_t rows, size_t *widths)
+{
+	size_t i, j, k;
+
+	if (ctl->json || rows <= TABLE_SLICE || isatty(STDOUT_FILENO))
+		return false;
+	if (ctl->raw)
+		return true;		/* no padding: nothing to measure */
+	for (i = 0; i < ctl->ntargets; i++) {
+		const struct target *t = &ctl->targets[i];
+
+		for (j = 0; j < t->npieces; j++) {
+			for (k = 0; k < ctl->ncolumns; k++) {
+				char buf[CELL_LEN];
+				const char *text = cell_text(ctl, t, &t->pieces[j], ctl->columns[k], buf);
+				const unsigned char *p;
+
+				if (!text)
+					continue;
+				for (p = (const unsigned char *) text; *p; p++)
+					if (*p < 0x20 || *p > 0x7e || *p == '\\')
+						return false;
+				if ((size_t) (p - (const unsigned char *) text) > widths[k])
+					widths[k] = p - (const unsigned char *) text;
+			}
+		}
+	}
+	/* the header's width below that; an absolute hint above both */
+	for (k = 0; k < ctl->ncolumns; k++) {
+		const struct colinfo *ci = &infos[ctl->columns[k]];
+		size_t header = strlen(ci->name);
+
+		if (widths[k] < header)
+			widths[k] = header;
+		else if (ci->whint >= 1 && widths[k] < (size_t) ci->whint && header < (size_t) ci->whint)
+			widths[k] = (size_t) ci->whint;
+	}
+	return true;
+}
+
+static void fill_line(const struct pmadvise *ctl, struct libscols_line *ln,
+		      const struct target *t, const struct piece *pc)
+{
+	size_t k;
+
+	for (k = 0; k < ctl->ncolumns; k++) {
+		char buf[CELL_LEN];
+		const char *text = cell_text(ctl, t, pc, ctl->columns[k], buf);
+
+		if (scols_line_set_data(ln, k, text) != 0)
+			err(EXIT_FAILURE, "cannot fill the table");
+	}
+}
+
 static void print_table(const struct pmadvise *ctl, const char *json_extra)
 {
 	struct libscols_table *tb = new_table(ctl, "pmadvise");
-	size_t i, j, k;
+	struct libscols_line **lines = NULL;
+	size_t i, j, rows = 0, n = 0, *widths;
+	bool sliced;
 
+	for (i = 0; i < ctl->ntargets; i++)
+		rows += ctl->targets[i].npieces;
+	widths = xcalloc(ctl->ncolumns, sizeof(*widths));
+	sliced = slice_widths(ctl, rows, widths);
 	for (i = 0; i < ctl->ncolumns; i++) {
 		const struct colinfo *ci = &infos[ctl->columns[i]];
 		struct libscols_column *cl;
 
-		cl = scols_table_new_column(tb, ci->name, ci->whint, ci->flags);
+		if (sliced)
+			/* a slice's column gets the hint's width whatever its own
+			 * cells; below the header's width that takes a strict one */
+			cl = scols_table_new_column(tb, ci->name, (double) widths[i],
+					ci->flags | (strlen(ci->name) < widths[i] ? SCOLS_FL_STRICTWIDTH : 0));
+		else
+			cl = scols_table_new_column(tb, ci->name, ci->whint, ci->flags);
 		if (!cl)
 			err(EXIT_FAILURE, "cannot create a column");
 		if (ctl->json)
 			scols_column_set_json_type(cl, json_type_of(ctl, ctl->columns[i]));
 	}
+	if (sliced) {
+		lines = xcalloc(TABLE_SLICE, sizeof(*lines));
+		/* printable ASCII: libsmartcols' encoding would change nothing
+		 * (raw output is not measured: it keeps the encoding) */
+		scols_table_enable_noencoding(tb, !ctl->raw);
+	}
 	for (i = 0; i < ctl->ntargets; i++) {
 		const struct target *t = &ctl->targets[i];
 
 		for (j = 0; j < t->npieces; j++) {
-			const struct piece *pc = &t->pieces[j];
-			struct libscols_line *ln = scols_table_new_line(tb, NULL);
+			struct libscols_line *ln = NULL;
 
+			if (sliced && n == TABLE_SLICE) {
+				/* this slice out; the next one goes through the same lines */
+				scols_print_table(tb);
+				scols_table_enable_noheadings(tb, 1);
+				n = 0;
+			}
+			if (sliced)
+				ln = lines[n];
+			if (!ln)
+				ln = scols_table_new_line(tb, NULL);
 			if (!ln)
 				err(EXIT_FAILURE, "cannot create a table line");
-			for (k = 0; k < ctl->ncolumns; k++) {
-				char buf[CELL_LEN];
-				const char *text = cell_text(ctl, t, pc, ctl->columns[k], buf);
-
-				if (text && scols_line_set_data(ln, k, text) != 0)
-					err(EXIT_FAILURE, "cannot fill the table");
-			}
+			if (sliced)
+				lines[n++] = ln;
+			fill_line(ctl, ln, t, &t->pieces[j]);
 		}
 	}
+	if (sliced) {
+		/* the last slice may be shorter */
+		for (i = n; i < TABLE_SLICE && lines[i]; i++)
+			scols_table_remove_line(tb, lines[i]);
+		free(lines);
+	}
+	free(widths);
 	if (json_extra) {
 		/* one more member after the table's array keeps the document valid */
 		char *text = NULL, *end;
@@ -759,7 +860,7 @@ static void print_table(const struct pmadvise *ctl, const char *json_extra)
 			end--;
 		printf("%.*s,\n   %s\n}\n", (int) (end - text), text, json_extra);
 		free(text);
-	} else {
+	} else if (!sliced || n) {
 		scols_print_table(tb);
 	}
 	scols_unref_table(tb);

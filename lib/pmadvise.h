@@ -239,6 +239,7 @@ struct pmadvise {
 
 /* util.c */
 extern void *xmalloc(size_t size);
+extern void *xcalloc(size_t nmemb, size_t size);
 extern void *xreallocarray(void *ptr, size_t nmemb, size_t size);
 extern char *xstrdup(const char *s);
 extern char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -36,6 +36,15 @@ void *xmalloc(size_t size)
 	return p;
 }
 
+void *xcalloc(size_t nmemb, size_t size)
+{
+	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+
+	if (!p)
+		err(EXIT_FAILURE, "cannot allocate %zu x %zu bytes", nmemb, size);
+	return p;
+}
+
 void *xreallocarray(void *ptr, size_t nmemb, size_t size)
 {
 	void *p;

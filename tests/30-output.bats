@@ -167,3 +167,54 @@ CORE_COLUMNS="PID COMM START END SIZE PERMS OFFSET DEVICE INODE PATH ADVICE ADVI
 		false
 	}
 }
+
+# same_as_terminal ARGS...: run pmadvise ARGS... into a pipe (where it prints
+# a long table in slices of rows) and on a terminal wide enough for every row
+# (where libsmartcols lays the rows out as one table); the bytes must be equal.
+same_as_terminal() {
+	local pipe=$BATS_TEST_TMPDIR/pipe.out tty=$BATS_TEST_TMPDIR/tty.out
+	"$PMADVISE" "$@" >"$pipe"
+	script -qec "stty cols 4000 rows 50; $(printf '%q ' "$PMADVISE" "$@")" /dev/null |
+		tr -d '\r' >"$tty"
+	[ "$(wc -l <"$pipe")" -gt 0 ]
+	cmp "$pipe" "$tty" || {
+		echo "pmadvise $*: the pipe and the terminal differ"
+		diff "$pipe" "$tty" | head -5
+		return 1
+	}
+}
+
+@test "a table of more rows than a slice, into a pipe, is laid out as one table (as on a terminal)" {
+	command -v script >/dev/null || skip "no script(1)"
+	start_target anon=64M many=3000 file=1M
+	local many anon opts
+	many="$(region_start many)-$(region_end many)"
+	anon="$(region_start anon)-$(region_end anon)"
+	[ "$("$PMADVISE" -p "$TARGET_PID" --dry-run -n --select all cold | wc -l)" -gt 3000 ]
+	for opts in "" "-n" "-o +RSS,RSS-AFTER,REFERENCED" "--output-all" "--output-all -b" \
+		"-o SIZE" "-o PATH,STATUS" "-o START,SIZE,PATH -b"; do
+		# shellcheck disable=SC2086 # opts are words
+		same_as_terminal -p "$TARGET_PID" --dry-run --select all $opts cold
+	done
+	# the widest cells in the last rows: 3000 of 4096 bytes, then 67108864
+	same_as_terminal -p "$TARGET_PID" --dry-run -b -o START,SIZE,STATUS cold "$many" "$anon"
+	[ "$(tail -1 "$BATS_TEST_TMPDIR/pipe.out" | awk '{ print $2 }')" = 67108864 ]
+	[ "$(sed -n 2p "$BATS_TEST_TMPDIR/pipe.out" | awk '{ print $2 }')" = 4096 ]
+	# advised for real, measured, several targets
+	start_target many=1500
+	same_as_terminal -p "${TARGET_PIDS[0]}" -p "$TARGET_PID" --select all \
+		-o +PID,RSS,RSS-AFTER cold
+}
+
+@test "a long table with paths libsmartcols encodes is still laid out as one table" {
+	command -v script >/dev/null || skip "no script(1)"
+	local dir="$BATS_TEST_TMPDIR/a\\xb é"
+	mkdir -p "$dir"
+	start_target many=2500 file=1M -d "$dir"
+	same_as_terminal -p "$TARGET_PID" --dry-run --select all -o START,PATH,STATUS cold
+	# the path was encoded (the backslash of "\x" as \x5c) and its column
+	# is as wide as its widest cell
+	grep -F 'a\x5cxb' "$BATS_TEST_TMPDIR/pipe.out"
+	same_as_terminal -p "$TARGET_PID" --dry-run --select all -r cold
+	grep -F 'a\x5cxb' "$BATS_TEST_TMPDIR/pipe.out"
+}

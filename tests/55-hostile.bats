@@ -10,6 +10,8 @@
 
 load test_helper
 
+bats_require_minimum_version 1.5.0
+
 HOSTILE="$TESTS_SRCDIR/hostile"
 
 teardown() {
