@@ -474,6 +474,15 @@ static void measure_pages(struct pmadvise *ctl, struct target *t, bool after)
 		warnx("PID %d: cannot measure residency: %s", (int) t->pid, strerror(-rc));
 		return;
 	}
+	if (t->scan.pfns_hidden && !t->huge_unknown) {
+		static bool said;
+
+		t->huge_unknown = true;
+		if (!said && (has_column(ctl, COL_HUGE) || has_column(ctl, COL_HUGE_AFTER)))
+			warnx("HUGE left empty: without PAGEMAP_SCAN (Linux 6.7), huge pages "
+			      "can be seen only with CAP_SYS_ADMIN");
+		said = true;
+	}
 	for (i = 0; i < t->nmeasures; i++) {
 		struct piece *pc = &t->pieces[i];
 		struct piece_measure *pm = &t->measures[i];
@@ -672,9 +681,11 @@ static const char *cell_text(const struct pmadvise *ctl, const struct target *t,
 	case COL_SWAP_AFTER:
 		return measured_size(ctl, pc, MEASURED_PAGES_AFTER, pm->after.swap, buf);
 	case COL_HUGE:
-		return measured_size(ctl, pc, MEASURED_PAGES, pm->before.huge, buf);
+		return t->huge_unknown ? NULL
+			: measured_size(ctl, pc, MEASURED_PAGES, pm->before.huge, buf);
 	case COL_HUGE_AFTER:
-		return measured_size(ctl, pc, MEASURED_PAGES_AFTER, pm->after.huge, buf);
+		return t->huge_unknown ? NULL
+			: measured_size(ctl, pc, MEASURED_PAGES_AFTER, pm->after.huge, buf);
 	case COL_REFERENCED:
 		return measured_size(ctl, pc, MEASURED_SMAPS, pm->referenced, buf);
 	case COL_REFERENCED_AFTER:

@@ -261,6 +261,9 @@ static int scan_fallback_setup(struct page_scan *ps)
 		ps->zero_pfn = find_zero_pfn(ps->page_size);
 	if (ps->kpageflags_fd < 0)
 		ps->kpageflags_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	/* pagemap shows PFNs to CAP_SYS_ADMIN only, in our own pagemap too:
+	 * without them no page is seen to be huge, or to be the zero page */
+	ps->pfns_hidden = ps->zero_pfn == 0 || ps->kpageflags_fd < 0;
 	return 0;
 }
 

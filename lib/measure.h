@@ -48,6 +48,8 @@ struct page_scan {
 	bool tried_ioctl;
 	uint64_t page_size;
 	uint64_t zero_pfn;	/* the shared zero page, 0 if unknown */
+	bool pfns_hidden;	/* fallback without CAP_SYS_ADMIN: huge pages and
+				 * the zero page cannot be told apart */
 	struct page_run *runs;
 	size_t nruns;
 	size_t alloc;

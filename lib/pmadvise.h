@@ -177,6 +177,7 @@ struct target {
 	bool none_selected;		/* the selection picked nothing in it */
 	struct page_scan scan;		/* open while measuring */
 	bool scan_open;
+	bool huge_unknown;		/* its huge pages could not be seen */
 };
 
 /* Everything a run needs: options, targets and the output table. */

@@ -7,6 +7,8 @@
 
 load test_helper
 
+bats_require_minimum_version 1.5.0
+
 NOBODY=65534
 
 teardown() {
@@ -46,4 +48,43 @@ setup() {
 	[ "$status" -eq 1 ]
 	[ "$(count_ranged_madvise_calls)" -eq 0 ]
 	grep -q "PID $TARGET_PID:.*CAP_SYS_NICE" "$BATS_TEST_TMPDIR/cmd.out"
+}
+
+# as_nobody_pm PAGEMAP ARG...: pmadvise ARG... as nobody with ambient
+# CAP_SYS_NICE, PMADVISE_PAGEMAP set to PAGEMAP (empty: unset), run like
+# `run --separate-stderr`.
+as_nobody_pm() {
+	local mode=$1
+	shift
+	run --separate-stderr setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups \
+		--inh-caps=-all,+sys_nice --ambient-caps=+sys_nice \
+		env ${mode:+PMADVISE_PAGEMAP=$mode} "$NOBODY_DIR/pmadvise" -p "$TARGET_PID" "$@"
+	printf 'stdout:\n%s\nstderr:\n%s\n' "$output" "$stderr"
+}
+
+@test "nobody on the pagemap-entry fallback cannot see huge pages: HUGE left empty, said once; RSS as smaps" {
+	local range rss
+	range="$(region_start anon)-$(region_end anon)"
+	rss=$(($(smaps_field "$TARGET_PID" "$(region_start anon)" Rss) * 1024))
+	[ "$rss" -eq 262144 ]
+	# pagemap hides page frame numbers from all but CAP_SYS_ADMIN: no page
+	# can be seen to be part of a huge one, so 0 would be a guess
+	as_nobody_pm read cold "$range" "$range" -n -r -b -o RSS,HUGE,RSS-AFTER,HUGE-AFTER
+	[ "$status" -eq 0 ]
+	[ "$output" = "$rss  $rss "$'\n'"$rss  $rss " ]
+	[ "$stderr" = "pmadvise: HUGE left empty: without PAGEMAP_SCAN (Linux 6.7), huge pages can be seen only with CAP_SYS_ADMIN" ]
+	# without a HUGE column, nothing to say
+	as_nobody_pm read cold "$range" -n -r -b -o RSS
+	[ "$status" -eq 0 ] && [ "$output" = "$rss" ] && [ -z "$stderr" ]
+	# root on the same path sees the frames: HUGE is measured (nothing is huge here)
+	run env PMADVISE_PAGEMAP=read "$PMADVISE" -p "$TARGET_PID" cold "$range" -n -r -b -o RSS,HUGE
+	[ "$output" = "$rss 0" ]
+}
+
+@test "nobody with PAGEMAP_SCAN sees huge pages: HUGE measured, nothing said" {
+	require_kernel pagemap-scan
+	as_nobody_pm "" cold "$(region_start anon)-$(region_end anon)" -n -r -b -o RSS,HUGE
+	[ "$status" -eq 0 ]
+	[ "$output" = "262144 0" ]
+	[ -z "$stderr" ]
 }
