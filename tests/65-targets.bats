@@ -774,13 +774,12 @@ progress_lines() {
 @test "--inject --select all over a cgroup: each process makes the prctl itself and keeps running" {
 	[[ $(uname -m) == x86_64 ]] || skip "--inject needs x86-64"
 	require_kernel memory-merge
-	require_kernel ksm-stat-merge-any
 	local pid pids=()
 	make_cgroup v2 inject
 	for _ in 1 2 3; do
 		start_in_cgroup "$CGROUP" anon=64K
 		pids+=("$TARGET_PID")
-		[ "$(ksm_stat "$TARGET_PID" ksm_merge_any)" = no ]
+		[ "$(merge_any "$TARGET_PID")" = no ]
 	done
 
 	run --separate-stderr "$PMADVISE" --cgroup "$CGROUP" --inject mergeable --select all \
@@ -791,7 +790,7 @@ progress_lines() {
 	[ "$(jq '[.pmadvise[] | select(.status == "ok" and .advice == "mergeable (prctl)")] | length' \
 		<<<"$output")" -eq 3 ]
 	for pid in "${pids[@]}"; do
-		[ "$(ksm_stat "$pid" ksm_merge_any)" = yes ]
+		[ "$(merge_any "$pid")" = yes ]
 		[ "$(awk '$1 == "TracerPid:" { print $2 }' "/proc/$pid/status")" -eq 0 ]
 		process_alive "$pid"
 	done

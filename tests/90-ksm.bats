@@ -49,20 +49,6 @@ require_launcher() {
 	require_kernel memory-merge memory-merge-exec ksm-stat
 }
 
-# merge_any PID: "yes" when PID has the process-wide KSM flag: from
-# ksm_stat's ksm_merge_any, or, on kernels without that field (6.12), from
-# the "mg" (VM_MERGEABLE) that the flag puts in the VmFlags of its mappings
-# (a process started without it has none: maptarget does not madvise).
-merge_any() {
-	if kernel_has ksm-stat-merge-any; then
-		ksm_stat "$1" ksm_merge_any
-	elif grep -qE '^VmFlags:.* mg( |$)' "/proc/$1/smaps"; then
-		echo yes
-	else
-		echo no
-	fi
-}
-
 # ksm_status_flags VALUE: a jq condition on a --ksm-status row's merge-any and
 # mergeable cells for VALUE; empty cells where the kernel has no such field.
 ksm_status_flags() {

@@ -142,8 +142,8 @@ slow_pmadvise() {
 
 @test "sleep 3, injected 1.5 s in: merge-any on, and sleep still exits 0 after 3 s" {
 	local start end rc=0 elapsed pid
-	# the prctl, and the ksm_stat fields these checks read
-	require_kernel memory-merge ksm-stat-merge-any
+	# the prctl, and ksm_stat's counts of merged pages
+	require_kernel memory-merge ksm-stat
 	start=$EPOCHREALTIME
 	sleep 3 3>&- &
 	pid=$!
@@ -155,7 +155,7 @@ slow_pmadvise() {
 	jq -e --argjson pid "$pid" '.pmadvise == [{ pid: $pid, comm: "sleep",
 		advice: "mergeable (prctl)", status: "ok" }]' <<<"$output"
 	[ -z "$stderr" ]
-	[ "$(ksm_stat "$pid" ksm_merge_any)" = yes ]
+	[ "$(merge_any "$pid")" = yes ]
 	untraced_and_running "$pid"
 	wait "$pid" || rc=$?
 	end=$EPOCHREALTIME
@@ -167,8 +167,8 @@ slow_pmadvise() {
 
 @test "a raw nanosleep(2 s), injected mid-call, returns 0 after 2 s: no EINTR, no restart from scratch" {
 	local line
-	# the prctl, and the ksm_stat fields these checks read
-	require_kernel memory-merge ksm-stat-merge-any
+	# the prctl, and ksm_stat's counts of merged pages
+	require_kernel memory-merge ksm-stat
 	# shellcheck disable=SC2016 # python, not shell
 	start_ready nanosleep python3 -c '
 import ctypes, time
@@ -184,7 +184,7 @@ print("ret", ret, "errno", ctypes.get_errno(), "elapsed %.3f" % (time.monotonic(
 	sleep 0.7
 	run --separate-stderr "$PMADVISE" -p "$READY_PID" mergeable --inject --select all
 	[ "$status" -eq 0 ]
-	[ "$(ksm_stat "$READY_PID" ksm_merge_any)" = yes ]
+	[ "$(merge_any "$READY_PID")" = yes ]
 	untraced_and_running "$READY_PID"
 	wait "$READY_PID"
 	line=$(grep '^ret ' "$BATS_TEST_TMPDIR/nanosleep.out")
@@ -226,15 +226,15 @@ print("ret", ret, "errno", ctypes.get_errno(), "elapsed %.3f" % (time.monotonic(
 
 @test "threads blocked in read, poll and futex all go on; the read gets what is written after" {
 	local dir="$BATS_TEST_TMPDIR/fifos"
-	# the prctl, and the ksm_stat fields these checks read
-	require_kernel memory-merge ksm-stat-merge-any
+	# the prctl, and ksm_stat's counts of merged pages
+	require_kernel memory-merge ksm-stat
 	mkdir "$dir"
 	start_ready threads "$HELPERS/injectee" threads "$dir"
 	run --separate-stderr "$PMADVISE" -p "$READY_PID" mergeable --inject --select all
 	[ "$status" -eq 0 ]
 	run --separate-stderr "$PMADVISE" -p "$READY_PID" mergeable --inject --select anon
 	[ "$status" -eq 0 ]
-	[ "$(ksm_stat "$READY_PID" ksm_merge_any)" = yes ]
+	[ "$(merge_any "$READY_PID")" = yes ]
 	untraced_and_running "$READY_PID"
 	echo hello >"$dir/main.fifo"
 	echo ping >"$dir/poll.fifo"
@@ -249,8 +249,8 @@ print("ret", ret, "errno", ctypes.get_errno(), "elapsed %.3f" % (time.monotonic(
 
 @test "python3 still answers on its pipe; per-range madvise on its anonymous mappings: every row ok" {
 	local fifo="$BATS_TEST_TMPDIR/py.fifo" rows writer
-	# the prctl, and the ksm_stat fields these checks read
-	require_kernel memory-merge ksm-stat-merge-any
+	# the prctl, and ksm_stat's counts of merged pages
+	require_kernel memory-merge ksm-stat
 	mkfifo "$fifo"
 	# read-write: opening it waits for no reader, and python's open no writer
 	exec {writer}<>"$fifo"
@@ -272,8 +272,10 @@ for line in f:
 	((rows > 3))
 	jq -e 'all(.pmadvise[]; .status == "ok" and .advice == "mergeable" and
 		.advised == .size and .errno == null)' <<<"$output"
-	[ "$(ksm_stat "$READY_PID" ksm_mergeable)" = yes ]
-	[ "$(ksm_stat "$READY_PID" ksm_merge_any)" = no ]
+	[ "$(vmas_mergeable "$READY_PID")" = yes ]
+	# the process-wide flag is still off (only ksm_stat tells it apart from
+	# the mappings' own flags)
+	! kernel_has ksm-stat-merge-any || [ "$(merge_any "$READY_PID")" = no ]
 	run --separate-stderr "$PMADVISE" -p "$READY_PID" mergeable --inject --select all
 	[ "$status" -eq 0 ]
 	untraced_and_running "$READY_PID"
@@ -346,8 +348,8 @@ wait_in_first_ptrace() {
 }
 
 @test "a stopped (SIGSTOP) target is still stopped afterwards, and goes on after SIGCONT" {
-	# the prctl, and the ksm_stat fields these checks read
-	require_kernel memory-merge ksm-stat-merge-any
+	# the prctl, and ksm_stat's counts of merged pages
+	require_kernel memory-merge ksm-stat
 	start_ready count "$HELPERS/injectee" count
 	kill -STOP "$READY_PID"
 	sleep 0.2
@@ -359,7 +361,7 @@ wait_in_first_ptrace() {
 	sleep 0.2
 	[ "$(awk '{ print $3 }' "/proc/$READY_PID/stat")" = T ]
 	[ "$(status_field "$READY_PID" TracerPid)" -eq 0 ]
-	[ "$(ksm_stat "$READY_PID" ksm_merge_any)" = yes ]
+	[ "$(merge_any "$READY_PID")" = yes ]
 	kill -CONT "$READY_PID"
 	sleep 0.2
 	untraced_and_running "$READY_PID"
@@ -368,14 +370,14 @@ wait_in_first_ptrace() {
 }
 
 @test "seccomp filter that kills on prctl: suspended with CAP_SYS_ADMIN, the target survives" {
-	# the prctl, and the ksm_stat fields these checks read
-	require_kernel memory-merge ksm-stat-merge-any
+	# the prctl, and ksm_stat's counts of merged pages
+	require_kernel memory-merge ksm-stat
 	start_ready seccomp "$HELPERS/injectee" seccomp-prctl
 	[ "$(status_field "$READY_PID" Seccomp)" -eq 2 ]
 	run --separate-stderr "$PMADVISE" -p "$READY_PID" mergeable --inject --select all
 	echo "$output$stderr"
 	[ "$status" -eq 0 ]
-	[ "$(ksm_stat "$READY_PID" ksm_merge_any)" = yes ]
+	[ "$(merge_any "$READY_PID")" = yes ]
 	untraced_and_running "$READY_PID"
 	# the filter is back: the process is still under it
 	[ "$(status_field "$READY_PID" Seccomp)" -eq 2 ]
@@ -383,8 +385,8 @@ wait_in_first_ptrace() {
 }
 
 @test "seccomp filter without CAP_SYS_ADMIN: a refusal that names seccomp, the target untouched" {
-	# the prctl, and the ksm_stat fields these checks read
-	require_kernel memory-merge ksm-stat-merge-any
+	# the prctl, and ksm_stat's counts of merged pages
+	require_kernel memory-merge ksm-stat
 	start_ready seccomp "$HELPERS/injectee" seccomp-prctl
 	run --separate-stderr setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin \
 		"$PMADVISE" -p "$READY_PID" mergeable --inject --select all
@@ -394,15 +396,15 @@ wait_in_first_ptrace() {
 	grep -qF "pmadvise: PID $READY_PID: cannot inject mergeable: it runs under a seccomp filter" \
 		<<<"$stderr"
 	grep -qF "CAP_SYS_ADMIN" <<<"$stderr"
-	[ "$(ksm_stat "$READY_PID" ksm_merge_any)" = no ]
+	[ "$(merge_any "$READY_PID")" = no ]
 	untraced_and_running "$READY_PID"
 	end_and_check "$READY_PID" 0
 }
 
 @test "a target under strace -p: a refusal that names the tracer, the target untouched" {
 	local tracer i
-	# the prctl, and the ksm_stat fields these checks read
-	require_kernel memory-merge ksm-stat-merge-any
+	# the prctl, and ksm_stat's counts of merged pages
+	require_kernel memory-merge ksm-stat
 	start_target anon=1M
 	command strace -qq -p "$TARGET_PID" -o /dev/null 3>&- &
 	tracer=$!
@@ -417,7 +419,7 @@ wait_in_first_ptrace() {
 	[ -z "$output" ]
 	grep -qF "pmadvise: PID $TARGET_PID: cannot inject mergeable: it is already traced by PID $tracer (strace)" \
 		<<<"$stderr"
-	[ "$(ksm_stat "$TARGET_PID" ksm_merge_any)" = no ]
+	[ "$(merge_any "$TARGET_PID")" = no ]
 	[ "$(status_field "$TARGET_PID" TracerPid)" -eq "$tracer" ]
 	kill -INT "$tracer"
 	wait "$tracer" || true
@@ -443,8 +445,7 @@ wait_in_first_ptrace() {
 
 @test "SIGTERM to pmadvise mid-injection: the call finishes, the target is let go and keeps running" {
 	local rc=0
-	# the prctl, and the ksm_stat fields these checks read
-	require_kernel ksm-stat-merge-any
+	# per-range madvise: every kernel takes it
 	start_target many=3000
 	slow_pmadvise -p "$TARGET_PID" mergeable --inject --select 'anon,max-size=4K' -J -o STATUS
 	sleep 1
@@ -458,14 +459,15 @@ wait_in_first_ptrace() {
 	jq -e '([.pmadvise[] | select(.status == "ok")] | length) > 0 and
 		([.pmadvise[] | select(.status == "not-run")] | length) > 0' "$BATS_TEST_TMPDIR/pm.out"
 	untraced_and_running "$TARGET_PID"
-	[ "$(ksm_stat "$TARGET_PID" ksm_mergeable)" = yes ]
+	# the rows done made their mappings mergeable
+	[ "$(vmas_mergeable "$TARGET_PID")" = yes ]
 	end_and_check "$TARGET_PID" 0
 }
 
 @test "KSM end to end: two running copies, injected afterwards, merge their identical pages" {
 	local a b merged_a merged_b page same_pages min_merged
-	# the prctl, and the ksm_stat fields these checks read
-	require_kernel memory-merge ksm-stat-merge-any
+	# the prctl, and ksm_stat's counts of merged pages
+	require_kernel memory-merge ksm-stat
 	same_pages=$((64 * 1024 * 1024 / PAGE))
 	min_merged=$((same_pages * 3 / 4))
 	ksm_start
@@ -474,7 +476,7 @@ wait_in_first_ptrace() {
 	a=$TARGET_PID
 	start_target same=64M
 	b=$TARGET_PID
-	[ "$(ksm_stat "$a" ksm_merge_any)" = no ]
+	[ "$(merge_any "$a")" = no ]
 	# one road each: the prctl for the whole process, madvise for the region
 	run --separate-stderr "$PMADVISE" -p "$a" mergeable --inject --select all
 	[ "$status" -eq 0 ]

@@ -389,6 +389,34 @@ ksm_stat() {
 	}
 }
 
+# merge_any PID: "yes" when PID has the process-wide KSM flag: from
+# ksm_stat's ksm_merge_any, or, on kernels without that field (6.12), from
+# the "mg" (VM_MERGEABLE) that the flag puts in the VmFlags of its mappings
+# (a process started without it has none: maptarget does not madvise, nor
+# do sleep or python3).
+merge_any() {
+	if kernel_has ksm-stat-merge-any; then
+		ksm_stat "$1" ksm_merge_any
+	elif grep -qE '^VmFlags:.* mg( |$)' "/proc/$1/smaps"; then
+		echo yes
+	else
+		echo no
+	fi
+}
+
+# vmas_mergeable PID: "yes" when some mapping of PID is KSM-mergeable: from
+# ksm_stat's ksm_mergeable, or from "mg" in the VmFlags of its mappings
+# where ksm_stat lacks that field.
+vmas_mergeable() {
+	if kernel_has ksm-stat-merge-any; then
+		ksm_stat "$1" ksm_mergeable
+	elif grep -qE '^VmFlags:.* mg( |$)' "/proc/$1/smaps"; then
+		echo yes
+	else
+		echo no
+	fi
+}
+
 # wait_merged PID PAGES SECONDS: wait until ksm_merging_pages of PID is at
 # least PAGES; fail with the numbers after SECONDS.
 wait_merged() {
