@@ -316,8 +316,9 @@ wait_in_first_ptrace() {
 	a=$(awk '$1 == "a" { print $2 "-" $3 }' "$BATS_TEST_TMPDIR/unmap.out")
 	b=$(awk '$1 == "b" { print $2 "-" $3 }' "$BATS_TEST_TMPDIR/unmap.out")
 	c=$(awk '$1 == "c" { print $2 "-" $3 }' "$BATS_TEST_TMPDIR/unmap.out")
-	# pmadvise reads the maps, then waits 1 s before it attaches; b goes meanwhile
-	strace -qq -o /dev/null -e trace=ptrace -e inject=ptrace:delay_enter=1000000:when=1 \
+	# pmadvise reads the maps, then waits 1 s (times PMADVISE_TEST_TIME_SCALE)
+	# before it attaches; b goes meanwhile
+	strace -qq -o /dev/null -e trace=ptrace -e inject=ptrace:delay_enter=$(scaled_us 1):when=1 \
 		"$PMADVISE" -p "$READY_PID" mergeable --inject -J -b -o START,STATUS,ERRNO,ADVISED \
 		"$a" "$b" "$c" >"$BATS_TEST_TMPDIR/pm.out" 2>"$BATS_TEST_TMPDIR/pm.err" &
 	pm=$!
