@@ -389,33 +389,26 @@ ksm_stat() {
 	}
 }
 
-# merge_any PID: "yes" when PID has the process-wide KSM flag: from
-# ksm_stat's ksm_merge_any, or, on kernels without that field (6.12), from
-# the "mg" (VM_MERGEABLE) that the flag puts in the VmFlags of its mappings
-# (a process started without it has none: maptarget does not madvise, nor
-# do sleep or python3).
-merge_any() {
+# ksm_flag FIELD PID: "yes" or "no", FIELD of /proc/PID/ksm_stat
+# (ksm_merge_any or ksm_mergeable); on kernels without those fields (6.12),
+# whether a mapping of PID has "mg" (VM_MERGEABLE) in its VmFlags.
+ksm_flag() {
 	if kernel_has ksm-stat-merge-any; then
-		ksm_stat "$1" ksm_merge_any
-	elif grep -qE '^VmFlags:.* mg( |$)' "/proc/$1/smaps"; then
+		ksm_stat "$2" "$1"
+	elif grep -qE '^VmFlags:.* mg( |$)' "/proc/$2/smaps"; then
 		echo yes
 	else
 		echo no
 	fi
 }
 
-# vmas_mergeable PID: "yes" when some mapping of PID is KSM-mergeable: from
-# ksm_stat's ksm_mergeable, or from "mg" in the VmFlags of its mappings
-# where ksm_stat lacks that field.
-vmas_mergeable() {
-	if kernel_has ksm-stat-merge-any; then
-		ksm_stat "$1" ksm_mergeable
-	elif grep -qE '^VmFlags:.* mg( |$)' "/proc/$1/smaps"; then
-		echo yes
-	else
-		echo no
-	fi
-}
+# merge_any PID: "yes" when PID has the process-wide KSM flag.  Where only
+# VmFlags tell, that is any "mg" mapping (a process started without the flag
+# has none: maptarget does not madvise, nor do sleep or python3).
+merge_any() { ksm_flag ksm_merge_any "$1"; }
+
+# vmas_mergeable PID: "yes" when some mapping of PID is KSM-mergeable.
+vmas_mergeable() { ksm_flag ksm_mergeable "$1"; }
 
 # wait_merged PID PAGES SECONDS: wait until ksm_merging_pages of PID is at
 # least PAGES; fail with the numbers after SECONDS.
